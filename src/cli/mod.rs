@@ -1,0 +1,160 @@
+//! Command-line front ends: the headless `run` and `bench` subcommands, the app's flags,
+//! and the argument parsers they share.
+
+use std::process::ExitCode;
+use std::str::FromStr;
+
+use glam::DVec3;
+
+use crate::sim::{ScenePreset, SolverKind};
+
+pub mod bench;
+pub mod run;
+
+/// A grid size: `N` (N×N) or `WxH`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GridArg {
+    /// Particles per row.
+    pub width: usize,
+    /// Rows.
+    pub height: usize,
+}
+
+impl FromStr for GridArg {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let parse = |t: &str| {
+            t.trim()
+                .parse::<usize>()
+                .map_err(|_| format!("`{s}` is not a grid size (expected N or WxH, e.g. 40 or 64x32)"))
+        };
+        let (w, h) = match s.split_once(['x', 'X', '×']) {
+            Some((w, h)) => (parse(w)?, parse(h)?),
+            None => {
+                let n = parse(s)?;
+                (n, n)
+            }
+        };
+        if w == 0 || h == 0 || w * h < 2 {
+            return Err(format!("grid `{s}` needs W, H ≥ 1 and at least two particles"));
+        }
+        if w > crate::sim::cloth::MAX_GRID_SIDE || h > crate::sim::cloth::MAX_GRID_SIDE {
+            return Err(format!("grid `{s}`: sides above {} are not supported", crate::sim::cloth::MAX_GRID_SIDE));
+        }
+        Ok(GridArg { width: w, height: h })
+    }
+}
+
+/// A vector `x,y,z` of finite numbers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Vec3Arg(pub DVec3);
+
+impl FromStr for Vec3Arg {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let v = parse_floats(s, 3)?;
+        Ok(Vec3Arg(DVec3::new(v[0], v[1], v[2])))
+    }
+}
+
+/// A ball `x,y,z,r`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BallArg {
+    /// Centre, m.
+    pub center: DVec3,
+    /// Radius, m.
+    pub radius: f64,
+}
+
+impl FromStr for BallArg {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let v = parse_floats(s, 4)?;
+        if v[3] <= 0.0 {
+            return Err(format!("ball radius in `{s}` must be positive"));
+        }
+        Ok(BallArg {
+            center: DVec3::new(v[0], v[1], v[2]),
+            radius: v[3],
+        })
+    }
+}
+
+/// Parse exactly `n` comma-separated finite numbers.
+pub fn parse_floats(s: &str, n: usize) -> Result<Vec<f64>, String> {
+    let v: Vec<f64> = s
+        .split(',')
+        .map(|t| t.trim().parse::<f64>().map_err(|_| format!("`{t}` in `{s}` is not a number")))
+        .collect::<Result<_, _>>()?;
+    if v.len() != n {
+        return Err(format!("`{s}` needs {n} comma-separated numbers, got {}", v.len()));
+    }
+    if let Some(bad) = v.iter().find(|x| !x.is_finite()) {
+        return Err(format!("`{bad}` in `{s}` is not finite"));
+    }
+    Ok(v)
+}
+
+/// A finite positive number.
+pub fn positive(s: &str) -> Result<f64, String> {
+    let v: f64 = s.trim().parse().map_err(|_| format!("`{s}` is not a number"))?;
+    if !(v.is_finite() && v > 0.0) {
+        return Err(format!("`{s}` must be a finite number > 0"));
+    }
+    Ok(v)
+}
+
+/// A finite number ≥ 0.
+pub fn non_negative(s: &str) -> Result<f64, String> {
+    let v: f64 = s.trim().parse().map_err(|_| format!("`{s}` is not a number"))?;
+    if !(v.is_finite() && v >= 0.0) {
+        return Err(format!("`{s}` must be a finite number ≥ 0"));
+    }
+    Ok(v)
+}
+
+/// Flags of the desktop app (no subcommand).
+#[derive(Debug, Clone, clap::Args)]
+pub struct AppArgs {
+    /// Starting scene: hanging, curtain, drape, flag.
+    #[arg(long, default_value = "hanging")]
+    pub scene: ScenePreset,
+    /// Starting grid: N or WxH.
+    #[arg(long, default_value = "30")]
+    pub grid: GridArg,
+    /// Starting solver.
+    #[arg(long, default_value = "iterative")]
+    pub solver: SolverKind,
+    /// Starting tolerance (relative strain); the solver's default if not given.
+    #[arg(long, value_parser = positive)]
+    pub tolerance: Option<f64>,
+    /// Render this many frames, save a screenshot to PATH and exit.
+    #[arg(long, value_name = "PATH")]
+    pub screenshot: Option<std::path::PathBuf>,
+    /// Frames to render before the screenshot.
+    #[arg(long, default_value_t = 60)]
+    pub frames: u32,
+    /// Start recording frame times to PATH (CSV) at launch.
+    #[arg(long, value_name = "PATH")]
+    pub record: Option<std::path::PathBuf>,
+    /// Exit after this many seconds.
+    #[arg(long, value_parser = positive)]
+    pub exit_after: Option<f64>,
+    /// Print a JSON summary of the session on exit (for tests).
+    #[arg(long)]
+    pub summary: bool,
+}
+
+/// Open the desktop app (or explain why it cannot).
+pub fn launch_app(args: AppArgs) -> ExitCode {
+    #[cfg(feature = "app")]
+    {
+        crate::app::run(args)
+    }
+    #[cfg(not(feature = "app"))]
+    {
+        let _ = args;
+        eprintln!("impulse-cloth was built without the `app` feature; use `run` or `bench`, or rebuild with default features");
+        ExitCode::from(2)
+    }
+}

@@ -1,0 +1,411 @@
+//! The cloth: particles as separate arrays and the constraint topology of a grid
+//! (004 §3.3, Figs. 1–2).
+
+use glam::DVec3;
+
+use super::error::SimError;
+
+/// Largest supported grid side. 256×256 is the promised minimum; beyond 1024 the
+/// interactive tools are pointless and the memory for the SLE grows quickly.
+pub const MAX_GRID_SIDE: usize = 1024;
+
+/// Particle state in struct-of-arrays form (004 §3.1: mass, position, velocity).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Particles {
+    /// Positions, m.
+    pub x: Vec<DVec3>,
+    /// Velocities, m/s.
+    pub v: Vec<DVec3>,
+    /// Inverse mass used by the solvers (k of eq. 1): 0 for static particles.
+    pub inv_mass: Vec<f64>,
+    /// Inverse mass the particle has when it is neither pinned nor grabbed.
+    pub base_inv_mass: Vec<f64>,
+    /// Pinned by the user or the scene.
+    pub pinned: Vec<bool>,
+}
+
+impl Particles {
+    /// Number of particles.
+    pub fn len(&self) -> usize {
+        self.x.len()
+    }
+
+    /// Whether there are no particles.
+    pub fn is_empty(&self) -> bool {
+        self.x.is_empty()
+    }
+
+    /// Total linear momentum of the dynamic particles, kg·m/s.
+    pub fn linear_momentum(&self) -> DVec3 {
+        let mut p = DVec3::ZERO;
+        for i in 0..self.len() {
+            if self.inv_mass[i] > 0.0 {
+                p += self.v[i] / self.inv_mass[i];
+            }
+        }
+        p
+    }
+
+    /// Total angular momentum about the origin of the dynamic particles, kg·m²/s.
+    pub fn angular_momentum(&self) -> DVec3 {
+        let mut l = DVec3::ZERO;
+        for i in 0..self.len() {
+            if self.inv_mass[i] > 0.0 {
+                l += self.x[i].cross(self.v[i] / self.inv_mass[i]);
+            }
+        }
+        l
+    }
+}
+
+/// Kind of a spring-damper (004 §3.3, Fig. 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum SpringKind {
+    /// Quad diagonal.
+    Shear,
+    /// Two particles apart along a row or a column.
+    Bend,
+}
+
+/// A spring-damper between two particles.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spring {
+    /// First particle.
+    pub a: u32,
+    /// Second particle.
+    pub b: u32,
+    /// Rest length, m.
+    pub rest: f64,
+    /// Shear or bend.
+    pub kind: SpringKind,
+}
+
+/// Layout of the grid in space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Orientation {
+    /// In the x–z plane, parallel to the floor (the 004 §4 scene). Row 0 is the far edge
+    /// (smallest z).
+    #[default]
+    Horizontal,
+    /// In the x–y plane, a curtain. Row 0 is the top edge.
+    Vertical,
+}
+
+/// Structural constraints, springs, triangles and the colouring used by the parallel
+/// Gauss–Seidel sweep. Built once per grid; never changes while the cloth lives.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Topology {
+    /// Particles per row.
+    pub width: usize,
+    /// Number of rows.
+    pub height: usize,
+    /// Structural distance constraints (004 §3.2): every horizontal and vertical grid edge.
+    pub edges: Vec<[u32; 2]>,
+    /// d(0) of each constraint, m.
+    pub rest: Vec<f64>,
+    /// Shear and bend spring-dampers.
+    pub springs: Vec<Spring>,
+    /// Render/wind triangles, counter-clockwise seen from the front (+y or +z).
+    pub triangles: Vec<[u32; 3]>,
+    /// Edge indices grouped by colour: no two edges of one colour share a particle, so
+    /// each colour can be solved in parallel (004 §3.4.1, last paragraph).
+    pub colours: Vec<Vec<u32>>,
+}
+
+impl Topology {
+    /// Number of structural constraints.
+    pub fn constraint_count(&self) -> usize {
+        self.edges.len()
+    }
+}
+
+/// Greedy edge colouring: each edge gets the smallest colour not used at either of its
+/// particles. A grid needs 4 colours. Deterministic (edge order), so the sweep order — and
+/// hence the result — does not depend on the thread count.
+pub fn colour_edges(n_particles: usize, edges: &[[u32; 2]]) -> Vec<Vec<u32>> {
+    let mut used: Vec<u64> = vec![0; n_particles];
+    let mut colours: Vec<Vec<u32>> = Vec::new();
+    let mut overflow: Vec<u32> = Vec::new();
+    for (e, &[a, b]) in edges.iter().enumerate() {
+        let mask = used[a as usize] | used[b as usize];
+        let c = (!mask).trailing_zeros() as usize;
+        if c >= 64 {
+            // More than 64 edges at one particle: put it in a sequential tail colour.
+            overflow.push(e as u32);
+            continue;
+        }
+        used[a as usize] |= 1 << c;
+        used[b as usize] |= 1 << c;
+        if colours.len() <= c {
+            colours.resize_with(c + 1, Vec::new);
+        }
+        colours[c].push(e as u32);
+    }
+    // Overflow edges each get a colour of their own (correct, if slow; never happens on grids).
+    for e in overflow {
+        colours.push(vec![e]);
+    }
+    colours
+}
+
+/// Parameters of the grid builder.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GridSpec {
+    /// Particles per row (W ≥ 1).
+    pub width: usize,
+    /// Rows (H ≥ 1, W·H ≥ 2).
+    pub height: usize,
+    /// Length of the longer side of the cloth, m (default 1 m, the benchmark scene).
+    pub size: f64,
+    /// Total mass, kg (default 0.2 kg, cotton-like for 1 m²).
+    pub mass: f64,
+    /// Horizontal (004 §4) or vertical (curtain).
+    pub orientation: Orientation,
+    /// Position of the centre of row 0, m.
+    pub origin: DVec3,
+}
+
+impl Default for GridSpec {
+    fn default() -> Self {
+        GridSpec {
+            width: 20,
+            height: 20,
+            size: 1.0,
+            mass: 0.2,
+            orientation: Orientation::Horizontal,
+            origin: DVec3::new(0.0, 1.0, -0.5),
+        }
+    }
+}
+
+impl GridSpec {
+    /// Check sizes; the messages name the offending value.
+    pub fn validate(&self) -> Result<(), SimError> {
+        let (w, h) = (self.width, self.height);
+        let bad = |reason: String| SimError::InvalidGrid {
+            width: w,
+            height: h,
+            reason,
+        };
+        if w == 0 || h == 0 {
+            return Err(bad("both sides need at least one particle".into()));
+        }
+        if w * h < 2 {
+            return Err(bad("a cloth needs at least two particles".into()));
+        }
+        if w > MAX_GRID_SIDE || h > MAX_GRID_SIDE {
+            return Err(bad(format!("sides larger than {MAX_GRID_SIDE} are not supported")));
+        }
+        if !(self.size.is_finite() && self.size > 0.0) {
+            return Err(SimError::param("size", format!("{} must be a positive length", self.size)));
+        }
+        if !(self.mass.is_finite() && self.mass > 0.0) {
+            return Err(SimError::param("mass", format!("{} must be a positive mass", self.mass)));
+        }
+        if !self.origin.is_finite() {
+            return Err(SimError::param("origin", "must be finite"));
+        }
+        Ok(())
+    }
+
+    /// Distance between neighbouring particles, m: the longer side spans `size`.
+    pub fn spacing(&self) -> f64 {
+        let segments = (self.width.max(self.height) - 1).max(1);
+        self.size / segments as f64
+    }
+}
+
+/// A cloth: particles plus topology. The solvers do not own it, so switching solvers
+/// between two steps keeps the cloth exactly where it is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cloth {
+    /// Particle state.
+    pub particles: Particles,
+    /// Constraints and springs.
+    pub topology: Topology,
+    /// Incremented whenever the set of static particles changes (pin, unpin, grab,
+    /// release); the SLE solver rebuilds its pattern when it does.
+    pub static_version: u64,
+}
+
+impl Cloth {
+    /// Build a W×H grid (004 §3.3): structural constraints on every horizontal and vertical
+    /// edge (2WH − W − H), shear springs on both diagonals of each quad and bend springs to
+    /// (i±2, j), (i, j±2) (Fig. 2 links a particle to *all* its diagonal neighbours; 004 §4's
+    /// count 3(n−1)² − 2 corresponds to one diagonal per quad). Mass is spread evenly.
+    pub fn grid(spec: &GridSpec) -> Result<Cloth, SimError> {
+        spec.validate()?;
+        let (w, h) = (spec.width, spec.height);
+        let s = spec.spacing();
+        let n = w * h;
+        let half = (w as f64 - 1.0) * s * 0.5;
+        let mut x = Vec::with_capacity(n);
+        for r in 0..h {
+            for c in 0..w {
+                let along = c as f64 * s - half;
+                let across = r as f64 * s;
+                let p = match spec.orientation {
+                    Orientation::Horizontal => DVec3::new(along, 0.0, across),
+                    Orientation::Vertical => DVec3::new(along, -across, 0.0),
+                };
+                x.push(spec.origin + p);
+            }
+        }
+        let inv_m = n as f64 / spec.mass;
+        let idx = |r: usize, c: usize| (r * w + c) as u32;
+        let mut edges = Vec::with_capacity(2 * n);
+        for r in 0..h {
+            for c in 0..w {
+                if c + 1 < w {
+                    edges.push([idx(r, c), idx(r, c + 1)]);
+                }
+                if r + 1 < h {
+                    edges.push([idx(r, c), idx(r + 1, c)]);
+                }
+            }
+        }
+        let rest = edges
+            .iter()
+            .map(|&[a, b]| x[a as usize].distance(x[b as usize]))
+            .collect();
+        let mut springs = Vec::new();
+        let mut spring = |a: u32, b: u32, kind| {
+            springs.push(Spring {
+                a,
+                b,
+                rest: x[a as usize].distance(x[b as usize]),
+                kind,
+            })
+        };
+        for r in 0..h {
+            for c in 0..w {
+                if r + 1 < h && c + 1 < w {
+                    spring(idx(r, c), idx(r + 1, c + 1), SpringKind::Shear);
+                    spring(idx(r, c + 1), idx(r + 1, c), SpringKind::Shear);
+                }
+                if c + 2 < w {
+                    spring(idx(r, c), idx(r, c + 2), SpringKind::Bend);
+                }
+                if r + 2 < h {
+                    spring(idx(r, c), idx(r + 2, c), SpringKind::Bend);
+                }
+            }
+        }
+        let mut triangles = Vec::new();
+        for r in 0..h.saturating_sub(1) {
+            for c in 0..w.saturating_sub(1) {
+                triangles.push([idx(r, c), idx(r + 1, c), idx(r, c + 1)]);
+                triangles.push([idx(r, c + 1), idx(r + 1, c), idx(r + 1, c + 1)]);
+            }
+        }
+        let colours = colour_edges(n, &edges);
+        Ok(Cloth {
+            particles: Particles {
+                v: vec![DVec3::ZERO; n],
+                inv_mass: vec![inv_m; n],
+                base_inv_mass: vec![inv_m; n],
+                pinned: vec![false; n],
+                x,
+            },
+            topology: Topology {
+                width: w,
+                height: h,
+                edges,
+                rest,
+                springs,
+                triangles,
+                colours,
+            },
+            static_version: 0,
+        })
+    }
+
+    /// Number of particles.
+    pub fn len(&self) -> usize {
+        self.particles.len()
+    }
+
+    /// Whether the cloth has no particles (never true for a built grid).
+    pub fn is_empty(&self) -> bool {
+        self.particles.is_empty()
+    }
+
+    /// Relative strain |d − L|/L of every structural constraint.
+    pub fn strains(&self) -> impl Iterator<Item = f64> + '_ {
+        let x = &self.particles.x;
+        self.topology
+            .edges
+            .iter()
+            .zip(&self.topology.rest)
+            .map(move |(&[a, b], &l)| (x[a as usize].distance(x[b as usize]) - l).abs() / l)
+    }
+
+    /// (max, mean) relative strain over the structural constraints.
+    pub fn strain_stats(&self) -> (f64, f64) {
+        let mut max = 0.0f64;
+        let mut sum = 0.0;
+        let mut n = 0usize;
+        for s in self.strains() {
+            max = max.max(s);
+            sum += s;
+            n += 1;
+        }
+        (max, if n > 0 { sum / n as f64 } else { 0.0 })
+    }
+
+    /// Largest strain of the constraints touching each particle (for the heat-map).
+    pub fn particle_strains(&self, out: &mut Vec<f64>) {
+        out.clear();
+        out.resize(self.len(), 0.0);
+        for (s, &[a, b]) in self.strains().zip(&self.topology.edges) {
+            out[a as usize] = out[a as usize].max(s);
+            out[b as usize] = out[b as usize].max(s);
+        }
+    }
+
+    fn check_index(&self, i: usize) -> Result<(), SimError> {
+        if i >= self.len() {
+            return Err(SimError::ParticleOutOfRange {
+                index: i,
+                count: self.len(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Pin (`true`) or unpin particle `i`: its inverse mass becomes 0 (static, 004 §3.1)
+    /// or its original value. A pinned particle's velocity is zeroed.
+    pub fn set_pinned(&mut self, i: usize, pinned: bool) -> Result<(), SimError> {
+        self.check_index(i)?;
+        let p = &mut self.particles;
+        if p.pinned[i] != pinned {
+            p.pinned[i] = pinned;
+            self.static_version += 1;
+        }
+        if pinned {
+            p.inv_mass[i] = 0.0;
+            p.v[i] = DVec3::ZERO;
+        } else {
+            p.inv_mass[i] = p.base_inv_mass[i];
+        }
+        Ok(())
+    }
+
+    /// Indices of the pinned particles.
+    pub fn pinned_indices(&self) -> Vec<usize> {
+        (0..self.len()).filter(|&i| self.particles.pinned[i]).collect()
+    }
+
+    /// Index of the particle nearest to `p`.
+    pub fn nearest_particle(&self, p: DVec3) -> usize {
+        let mut best = (f64::INFINITY, 0);
+        for (i, x) in self.particles.x.iter().enumerate() {
+            let d = x.distance_squared(p);
+            if d < best.0 {
+                best = (d, i);
+            }
+        }
+        best.1
+    }
+}

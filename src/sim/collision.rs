@@ -1,0 +1,158 @@
+//! Ball and ground contact.
+//!
+//! Impulse solvers treat contact as an impulse applied before the position pass: a
+//! particle whose preview would end inside a collider gets the normal velocity change that
+//! puts the preview on the surface, and Coulomb friction limits its tangential velocity
+//! relative to the collider by μ times that change. Because later constraint impulses can
+//! push a particle back in, positions are also projected out after integration (the safety
+//! net Verlet uses as its only contact model, 003).
+
+use glam::DVec3;
+
+use super::kernels::preview;
+use super::params::{Ball, BallMotion, SimParams};
+
+/// A collider surface point: outward normal and penetration depth (> 0 inside).
+#[derive(Debug, Clone, Copy)]
+struct Contact {
+    normal: DVec3,
+    depth: f64,
+    surface_velocity: DVec3,
+}
+
+/// Skin added to colliders so cloth rests just outside them (m).
+pub const CONTACT_SKIN: f64 = 2e-3;
+
+fn ball_contact(ball: &Ball, p: DVec3) -> Option<Contact> {
+    let d = p - ball.center;
+    let r = ball.radius + CONTACT_SKIN;
+    let l2 = d.length_squared();
+    if l2 >= r * r {
+        return None;
+    }
+    let l = l2.sqrt();
+    let normal = if l > 1e-12 { d / l } else { DVec3::Y };
+    Some(Contact {
+        normal,
+        depth: r - l,
+        surface_velocity: ball.velocity,
+    })
+}
+
+fn ground_contact(ground: f64, p: DVec3) -> Option<Contact> {
+    let depth = ground + CONTACT_SKIN - p.y;
+    (depth > 0.0).then_some(Contact {
+        normal: DVec3::Y,
+        depth,
+        surface_velocity: DVec3::ZERO,
+    })
+}
+
+/// The ball at the end of the step, for previews.
+pub fn ball_after(ball: &Ball, h: f64, gravity: DVec3) -> Ball {
+    let mut b = *ball;
+    advance_ball(&mut b, 0.0, h, gravity, None);
+    b
+}
+
+/// Move the ball over one step ending at time `t + h`.
+pub fn advance_ball(ball: &mut Ball, t: f64, h: f64, gravity: DVec3, ground: Option<f64>) {
+    match ball.motion {
+        BallMotion::Still => ball.velocity = DVec3::ZERO,
+        BallMotion::Swing {
+            anchor,
+            axis,
+            frequency,
+        } => {
+            let w = std::f64::consts::TAU * frequency;
+            let t1 = t + h;
+            ball.center = anchor + axis * (w * t1).sin();
+            ball.velocity = axis * (w * (w * t1).cos());
+        }
+        BallMotion::Thrown => {
+            ball.center += ball.velocity * h + gravity * (0.5 * h * h);
+            ball.velocity += gravity * h;
+            if let Some(g) = ground
+                && ball.center.y - ball.radius < g
+            {
+                ball.center.y = g + ball.radius;
+                if ball.velocity.y < 0.0 {
+                    ball.velocity.y *= -0.5;
+                }
+                ball.velocity.x *= 0.9;
+                ball.velocity.z *= 0.9;
+            }
+        }
+    }
+}
+
+fn contacts(params: &SimParams, ball: Option<&Ball>, p: DVec3) -> impl Iterator<Item = Contact> {
+    ball.and_then(|b| ball_contact(b, p))
+        .into_iter()
+        .chain(params.ground.and_then(|g| ground_contact(g, p)))
+}
+
+/// Contact impulses for the impulse solvers. `ball_end` is the ball at t + h. Returns
+/// the number of particles in contact.
+pub fn contact_impulses(
+    x: &[DVec3],
+    v: &mut [DVec3],
+    inv_mass: &[f64],
+    accel: &[DVec3],
+    params: &SimParams,
+    ball_end: Option<&Ball>,
+) -> usize {
+    let h = params.dt;
+    let mu = params.friction;
+    let mut n_contacts = 0;
+    for i in 0..x.len() {
+        if inv_mass[i] == 0.0 {
+            continue;
+        }
+        let p = preview(x[i], v[i], accel[i], h);
+        for c in contacts(params, ball_end, p) {
+            n_contacts += 1;
+            let dvn = c.depth / h;
+            v[i] += c.normal * dvn;
+            let rel = v[i] - c.surface_velocity;
+            let vt = rel - c.normal * rel.dot(c.normal);
+            let vt_len = vt.length();
+            if vt_len > 0.0 {
+                let cut = (mu * dvn).min(vt_len);
+                v[i] -= vt * (cut / vt_len);
+            }
+        }
+    }
+    n_contacts
+}
+
+/// Project penetrating dynamic particles onto the collider surfaces and remove the
+/// velocity into them (used after integration, and by Verlet). When `fix_velocity` is
+/// false only positions move (Verlet derives velocities from positions afterwards).
+pub fn project_out(
+    x: &mut [DVec3],
+    v: &mut [DVec3],
+    inv_mass: &[f64],
+    params: &SimParams,
+    ball: Option<&Ball>,
+    fix_velocity: bool,
+) {
+    if ball.is_none() && params.ground.is_none() {
+        return;
+    }
+    for i in 0..x.len() {
+        if inv_mass[i] == 0.0 {
+            continue;
+        }
+        for c in contacts(params, ball, x[i]) {
+            x[i] += c.normal * c.depth;
+            if fix_velocity {
+                let rel = v[i] - c.surface_velocity;
+                let vn = rel.dot(c.normal);
+                if vn < 0.0 {
+                    v[i] -= c.normal * vn;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,244 @@
+//! The physics: impulse-based inextensible cloth (004 Bender, Bayer, Diziol), the SLE
+//! method (004 §3.4.2, 001 §7) and the Verlet baseline (003).
+//!
+//! No Bevy here — glam, rayon and faer only — so everything can be tested and benchmarked
+//! headless. A [`World`] owns the cloth and the parameters; a [`Solver`] owns only scratch
+//! buffers (and, for the SLE, its factorisation), so solvers can be switched between steps.
+//! A step runs the phases of [`Phase::ORDER`]; the Bevy plugin calls the same phases one
+//! system at a time.
+
+pub mod cloth;
+pub mod collision;
+pub mod error;
+pub mod forces;
+pub mod kernels;
+pub mod params;
+pub mod scene;
+pub mod solver;
+pub mod stats;
+
+use std::time::Instant;
+
+use glam::DVec3;
+
+pub use cloth::{Cloth, GridSpec, Orientation, Particles, Topology};
+pub use error::SimError;
+pub use params::{Ball, BallMotion, ImpulseDirection, SimParams, SpringParams, Wind};
+pub use scene::{PinSpec, ScenePreset, SceneSpec};
+pub use solver::{ContactModel, Solver, SolverKind, StepCtx};
+pub use stats::{Phase, PhaseTimings, StepStats};
+
+/// A particle held by the user (001 §5 treats user-held nodes as constrained nodes).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Grab {
+    /// The particle.
+    pub particle: usize,
+    /// Where it should be at the end of the next step, m.
+    pub target: DVec3,
+}
+
+/// The simulated world: cloth, parameters, colliders, time, and per-step scratch.
+#[derive(Debug, Clone)]
+pub struct World {
+    /// The cloth.
+    pub cloth: Cloth,
+    /// Step parameters (the ball lives in `params.ball`).
+    pub params: SimParams,
+    /// Simulated time, s.
+    pub time: f64,
+    /// Steps taken.
+    pub steps: u64,
+    grab: Option<Grab>,
+    accel: Vec<DVec3>,
+    scratch: Vec<DVec3>,
+    saved_x: Vec<DVec3>,
+    saved_v: Vec<DVec3>,
+    saved_ball: Option<Ball>,
+    ball_end: Option<Ball>,
+    current: Option<StepStats>,
+}
+
+impl World {
+    /// A world from a cloth and parameters (validated).
+    pub fn new(cloth: Cloth, params: SimParams) -> Result<World, SimError> {
+        params.validate()?;
+        Ok(World {
+            cloth,
+            params,
+            time: 0.0,
+            steps: 0,
+            grab: None,
+            accel: Vec::new(),
+            scratch: Vec::new(),
+            saved_x: Vec::new(),
+            saved_v: Vec::new(),
+            saved_ball: None,
+            ball_end: None,
+            current: None,
+        })
+    }
+
+    /// The particle currently held, if any.
+    pub fn grab(&self) -> Option<Grab> {
+        self.grab
+    }
+
+    /// Hold particle `i` and move it towards `target` (see [`World::set_grab_target`]).
+    /// While held the particle is kinematic (inverse mass 0); the rest of the cloth
+    /// responds only through the constraints.
+    pub fn start_grab(&mut self, i: usize, target: DVec3) -> Result<(), SimError> {
+        if i >= self.cloth.len() {
+            return Err(SimError::ParticleOutOfRange {
+                index: i,
+                count: self.cloth.len(),
+            });
+        }
+        if !target.is_finite() {
+            return Err(SimError::param("grab target", "must be finite"));
+        }
+        self.release_grab();
+        self.grab = Some(Grab { particle: i, target });
+        self.cloth.particles.inv_mass[i] = 0.0;
+        self.cloth.static_version += 1;
+        Ok(())
+    }
+
+    /// Move the held particle's target. Non-finite targets are ignored.
+    pub fn set_grab_target(&mut self, target: DVec3) {
+        if let Some(g) = &mut self.grab
+            && target.is_finite()
+        {
+            g.target = target;
+        }
+    }
+
+    /// Let go of the held particle: its mass is restored (unless it is pinned) and it keeps
+    /// its velocity, so a drag can fling the cloth.
+    pub fn release_grab(&mut self) {
+        if let Some(g) = self.grab.take() {
+            let p = &mut self.cloth.particles;
+            if p.pinned[g.particle] {
+                p.v[g.particle] = DVec3::ZERO;
+            } else {
+                p.inv_mass[g.particle] = p.base_inv_mass[g.particle];
+            }
+            self.cloth.static_version += 1;
+        }
+    }
+
+    /// Statistics of the step in progress (between [`World::begin_step`] and
+    /// [`World::finish_step`]).
+    pub fn current_stats(&self) -> Option<&StepStats> {
+        self.current.as_ref()
+    }
+
+    /// Start a step: snapshot the state (restored if the step goes non-finite) and reset
+    /// the statistics.
+    pub fn begin_step(&mut self, solver: SolverKind) {
+        self.saved_x.clone_from(&self.cloth.particles.x);
+        self.saved_v.clone_from(&self.cloth.particles.v);
+        self.saved_ball = self.params.ball;
+        self.current = Some(StepStats::new(self.steps, solver));
+    }
+
+    /// Run one phase of the step in progress with `solver`, and record its wall time.
+    pub fn run_phase(&mut self, phase: Phase, solver: &mut dyn Solver) {
+        if self.current.is_none() {
+            self.begin_step(solver.kind());
+        }
+        let start = Instant::now();
+        let h = self.params.dt;
+        match phase {
+            Phase::Forces => {
+                if let Some(g) = self.grab {
+                    let p = &mut self.cloth.particles;
+                    p.inv_mass[g.particle] = 0.0;
+                    p.v[g.particle] = (g.target - p.x[g.particle]) / h;
+                }
+                forces::external_accelerations(&self.cloth, &self.params, self.time, &mut self.accel);
+                forces::spring_impulses(&mut self.cloth, &self.params, &mut self.scratch);
+            }
+            Phase::Collision => {
+                self.ball_end = self.params.ball.map(|mut b| {
+                    collision::advance_ball(&mut b, self.time, h, self.params.gravity, self.params.ground);
+                    b
+                });
+                if solver.contact_model() == ContactModel::Impulse {
+                    let p = &mut self.cloth.particles;
+                    collision::contact_impulses(&p.x, &mut p.v, &p.inv_mass, &self.accel, &self.params, self.ball_end.as_ref());
+                }
+            }
+            Phase::Position | Phase::Integration | Phase::Velocity => {
+                let stats = self.current.as_mut().expect("step in progress");
+                let mut ctx = StepCtx {
+                    cloth: &mut self.cloth,
+                    params: &self.params,
+                    accel: &self.accel,
+                    ball_end: self.ball_end.as_ref(),
+                    stats,
+                };
+                match phase {
+                    Phase::Position => solver.position_pass(&mut ctx),
+                    Phase::Integration => {
+                        solver.integrate(&mut ctx);
+                        if solver.contact_model() == ContactModel::Impulse {
+                            let p = &mut ctx.cloth.particles;
+                            collision::project_out(&mut p.x, &mut p.v, &p.inv_mass, ctx.params, ctx.ball_end, true);
+                        }
+                    }
+                    _ => solver.velocity_pass(&mut ctx),
+                }
+            }
+        }
+        let stats = self.current.as_mut().expect("step in progress");
+        *stats.timings.slot(phase) += start.elapsed();
+    }
+
+    /// End the step: check for non-finite values (restoring the previous state if any),
+    /// advance time, move the ball and return the statistics.
+    pub fn finish_step(&mut self) -> Result<StepStats, SimError> {
+        let mut stats = self.current.take().unwrap_or_else(|| StepStats::new(self.steps, SolverKind::Iterative));
+        let p = &self.cloth.particles;
+        let bad = p
+            .x
+            .iter()
+            .position(|x| !x.is_finite())
+            .map(|i| ("position", i))
+            .or_else(|| p.v.iter().position(|v| !v.is_finite()).map(|i| ("velocity", i)));
+        if let Some((what, particle)) = bad {
+            self.cloth.particles.x.clone_from(&self.saved_x);
+            self.cloth.particles.v.clone_from(&self.saved_v);
+            self.params.ball = self.saved_ball;
+            return Err(SimError::NonFinite {
+                step: self.steps,
+                what,
+                particle,
+            });
+        }
+        if let Some(b) = self.ball_end.take() {
+            self.params.ball = Some(b);
+        }
+        let (max, mean) = self.cloth.strain_stats();
+        stats.max_strain = max;
+        stats.mean_strain = mean;
+        self.time += self.params.dt;
+        self.steps += 1;
+        Ok(stats)
+    }
+
+    /// One full step: every phase of [`Phase::ORDER`] with `solver`.
+    pub fn step(&mut self, solver: &mut dyn Solver) -> Result<StepStats, SimError> {
+        self.begin_step(solver.kind());
+        for phase in Phase::ORDER {
+            self.run_phase(phase, solver);
+        }
+        self.finish_step()
+    }
+
+    /// Replace the parameters after validating them; on error the old ones stay.
+    pub fn set_params(&mut self, params: SimParams) -> Result<(), SimError> {
+        params.validate()?;
+        self.params = params;
+        Ok(())
+    }
+}

@@ -1,0 +1,282 @@
+//! Scene presets: the 004 §4 benchmark scene, a curtain, a drape over a ball (004 Fig. 7)
+//! and a flag in the wind (003).
+
+use std::fmt;
+use std::str::FromStr;
+
+use glam::DVec3;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::cloth::{Cloth, GridSpec, Orientation};
+use super::error::SimError;
+use super::params::{Ball, SimParams};
+use super::World;
+
+/// Which particles start pinned.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum PinSpec {
+    /// The two corners of row 0 (the far edge; the paper's set-up).
+    Corners,
+    /// Every particle of row 0.
+    TopEdge,
+    /// Every particle of column 0 (a flag on its pole).
+    LeftEdge,
+    /// Nothing pinned.
+    None,
+    /// Explicit row-major indices (index = row·W + col).
+    Indices(Vec<usize>),
+}
+
+impl FromStr for PinSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "corners" => Ok(PinSpec::Corners),
+            "top-edge" => Ok(PinSpec::TopEdge),
+            "left-edge" => Ok(PinSpec::LeftEdge),
+            "none" => Ok(PinSpec::None),
+            other => other
+                .split(',')
+                .map(|t| {
+                    t.trim()
+                        .parse::<usize>()
+                        .map_err(|_| format!("`{t}` is not a particle index (expected corners, top-edge, left-edge, none or a list like 0,19)"))
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(PinSpec::Indices),
+        }
+    }
+}
+
+impl PinSpec {
+    /// Row-major indices of the pinned particles in a W×H grid.
+    pub fn indices(&self, w: usize, h: usize) -> Result<Vec<usize>, SimError> {
+        Ok(match self {
+            PinSpec::Corners => {
+                if w > 1 {
+                    vec![0, w - 1]
+                } else {
+                    vec![0]
+                }
+            }
+            PinSpec::TopEdge => (0..w).collect(),
+            PinSpec::LeftEdge => (0..h).map(|r| r * w).collect(),
+            PinSpec::None => vec![],
+            PinSpec::Indices(v) => {
+                if let Some(&bad) = v.iter().find(|&&i| i >= w * h) {
+                    return Err(SimError::ParticleOutOfRange { index: bad, count: w * h });
+                }
+                v.clone()
+            }
+        })
+    }
+}
+
+/// The scene presets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ScenePreset {
+    /// 004 §4: horizontal cloth, two far corners static, some random initial velocities.
+    Hanging,
+    /// A vertical curtain hanging from its top edge.
+    Curtain,
+    /// A horizontal cloth falling onto a ball, over a ground plane (004 Fig. 7).
+    Drape,
+    /// A vertical flag held along one edge, in gusty wind (003).
+    Flag,
+}
+
+impl ScenePreset {
+    /// Every preset.
+    pub const ALL: [ScenePreset; 4] = [ScenePreset::Hanging, ScenePreset::Curtain, ScenePreset::Drape, ScenePreset::Flag];
+
+    /// Command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScenePreset::Hanging => "hanging",
+            ScenePreset::Curtain => "curtain",
+            ScenePreset::Drape => "drape",
+            ScenePreset::Flag => "flag",
+        }
+    }
+
+    /// Pins the preset uses unless told otherwise.
+    pub fn default_pins(self) -> PinSpec {
+        match self {
+            ScenePreset::Hanging => PinSpec::Corners,
+            ScenePreset::Curtain => PinSpec::TopEdge,
+            ScenePreset::Drape => PinSpec::None,
+            ScenePreset::Flag => PinSpec::LeftEdge,
+        }
+    }
+
+    /// Fraction of particles with a random initial velocity unless told otherwise.
+    pub fn default_perturb(self) -> f64 {
+        match self {
+            ScenePreset::Hanging => 0.05,
+            _ => 0.0,
+        }
+    }
+}
+
+impl fmt::Display for ScenePreset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for ScenePreset {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ScenePreset::ALL
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| format!("unknown scene `{s}` (expected hanging, curtain, drape or flag)"))
+    }
+}
+
+/// Everything needed to build a scene.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SceneSpec {
+    /// Preset.
+    pub preset: ScenePreset,
+    /// Particles per row.
+    pub width: usize,
+    /// Rows.
+    pub height: usize,
+    /// Longer side of the cloth, m.
+    pub size: f64,
+    /// Total mass, kg.
+    pub mass: f64,
+    /// Pinned particles.
+    pub pins: PinSpec,
+    /// Fraction of the row length the pins move inward (the cloth is bent into an arc
+    /// so every constraint stays at its rest length). 0 = flat.
+    pub slack: f64,
+    /// Fraction of dynamic particles given a random initial velocity (004 §4).
+    pub perturb: f64,
+    /// Largest component of a random initial velocity, m/s.
+    pub perturb_speed: f64,
+    /// Random seed.
+    pub seed: u64,
+}
+
+impl SceneSpec {
+    /// The preset's defaults at a given grid size (the 004 §4 scene: 1 m, 0.2 kg).
+    pub fn new(preset: ScenePreset, width: usize, height: usize) -> Self {
+        SceneSpec {
+            preset,
+            width,
+            height,
+            size: 1.0,
+            mass: 0.2,
+            pins: preset.default_pins(),
+            slack: 0.0,
+            perturb: preset.default_perturb(),
+            perturb_speed: 0.5,
+            seed: 1,
+        }
+    }
+
+    /// Build the world: cloth, pins, initial velocities, and the preset's parameters on
+    /// top of `params` (ball, ground and wind for the presets that have them).
+    pub fn build(&self, params: SimParams) -> Result<World, SimError> {
+        if !(self.slack.is_finite() && (0.0..0.9).contains(&self.slack)) {
+            return Err(SimError::param("slack", format!("{} must be in [0, 0.9)", self.slack)));
+        }
+        if !(self.perturb.is_finite() && (0.0..=1.0).contains(&self.perturb)) {
+            return Err(SimError::param("perturb", format!("{} must be in [0, 1]", self.perturb)));
+        }
+        if !(self.perturb_speed.is_finite() && self.perturb_speed >= 0.0) {
+            return Err(SimError::param("perturb_speed", format!("{} must be ≥ 0", self.perturb_speed)));
+        }
+        let vertical = matches!(self.preset, ScenePreset::Curtain | ScenePreset::Flag);
+        let grid = GridSpec {
+            width: self.width,
+            height: self.height,
+            size: self.size,
+            mass: self.mass,
+            orientation: if vertical { Orientation::Vertical } else { Orientation::Horizontal },
+            origin: if vertical {
+                DVec3::new(0.0, self.size * 1.2, 0.0)
+            } else {
+                DVec3::new(0.0, self.size * 1.2, -0.5 * self.size)
+            },
+        };
+        let mut cloth = Cloth::grid(&grid)?;
+        let pins = self.pins.indices(self.width, self.height)?;
+        if self.slack > 0.0 {
+            bend_rows(&mut cloth, &grid, self.slack);
+        }
+        for &i in &pins {
+            cloth.set_pinned(i, true)?;
+        }
+        let mut params = params;
+        match self.preset {
+            ScenePreset::Hanging | ScenePreset::Curtain => {}
+            ScenePreset::Drape => {
+                let y = grid.origin.y;
+                params.ball = Some(Ball::still(DVec3::new(0.0, y - 0.45 * self.size, 0.0), 0.25 * self.size));
+                params.ground = Some(y - 1.1 * self.size);
+            }
+            ScenePreset::Flag => {
+                params.wind.enabled = true;
+                params.wind.velocity = DVec3::new(4.0, 0.0, 1.0);
+            }
+        }
+        if self.perturb > 0.0 {
+            let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+            let p = &mut cloth.particles;
+            for i in 0..p.len() {
+                let pick: f64 = rng.random();
+                let v = DVec3::new(rng.random(), rng.random(), rng.random()) * 2.0 - DVec3::ONE;
+                if pick < self.perturb && p.inv_mass[i] > 0.0 {
+                    p.v[i] = v * self.perturb_speed;
+                }
+            }
+        }
+        World::new(cloth, params)
+    }
+}
+
+/// Bend every row into the same circular arc (in the plane of the row and the cloth's
+/// normal) so that the row's chord is (1 − slack) of its length while every segment keeps
+/// its rest length. Columns stay straight, so every constraint is exactly satisfied.
+fn bend_rows(cloth: &mut Cloth, grid: &GridSpec, slack: f64) {
+    let w = grid.width;
+    if w < 2 {
+        return;
+    }
+    let s = grid.spacing();
+    let n = (w - 1) as f64;
+    let target = (1.0 - slack) * n * s;
+    // Chord of an arc of N segments of length s on a circle with segment angle φ:
+    // s·sin(Nφ/2)/sin(φ/2). Solve for φ ∈ (0, 2π/N) by bisection.
+    let chord = |phi: f64| s * (n * phi / 2.0).sin() / (phi / 2.0).sin();
+    let (mut lo, mut hi) = (1e-12, std::f64::consts::TAU / n - 1e-12);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if chord(mid) > target {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let phi = 0.5 * (lo + hi);
+    let radius = s / (2.0 * (phi / 2.0).sin());
+    let normal = match grid.orientation {
+        Orientation::Horizontal => DVec3::NEG_Y,
+        Orientation::Vertical => DVec3::Z,
+    };
+    let x = &mut cloth.particles.x;
+    for r in 0..grid.height {
+        let base = x[r * w] + DVec3::X * (n * s * 0.5);
+        for c in 0..w {
+            let theta = (c as f64 - n * 0.5) * phi;
+            let along = radius * theta.sin();
+            let depth = radius * ((n * phi * 0.5).cos() - theta.cos()).abs();
+            x[r * w + c] = base + DVec3::X * along + normal * depth;
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! The solvers. One trait, [`Solver`]; the cloth state lives in [`crate::sim::World`], not
+//! in a solver, so switching solvers between two steps keeps the cloth where it is.
+
+use std::fmt;
+use std::str::FromStr;
+
+use glam::DVec3;
+
+use super::cloth::Cloth;
+use super::kernels;
+use super::params::{Ball, SimParams};
+use super::stats::StepStats;
+
+pub mod iterative;
+pub mod sle;
+pub mod verlet;
+
+pub use iterative::IterativeSolver;
+pub use sle::{SleSolver, SupernodalChoice};
+pub use verlet::VerletSolver;
+
+/// Everything a solver phase may read or change.
+pub struct StepCtx<'a> {
+    /// The cloth (positions, velocities, inverse masses, topology).
+    pub cloth: &'a mut Cloth,
+    /// Parameters of this step.
+    pub params: &'a SimParams,
+    /// Constant acceleration of each particle over the step (gravity, wind; 0 for static).
+    pub accel: &'a [DVec3],
+    /// The ball at the end of the step, if any.
+    pub ball_end: Option<&'a Ball>,
+    /// Statistics of the step being run.
+    pub stats: &'a mut StepStats,
+}
+
+/// How a solver handles contact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContactModel {
+    /// Contact impulses before the position pass, projection after integration.
+    Impulse,
+    /// Positions projected out of colliders inside the solver's own position pass.
+    Projection,
+}
+
+/// A cloth solver: the position pass, integration and velocity pass of 004 Algorithm 1.
+pub trait Solver: Send {
+    /// Which solver this is.
+    fn kind(&self) -> SolverKind;
+
+    /// How contact is handled; decides whether the collision phase applies impulses.
+    fn contact_model(&self) -> ContactModel {
+        ContactModel::Impulse
+    }
+
+    /// Position constraints: impulses at time t computed from a preview of t + h.
+    fn position_pass(&mut self, ctx: &mut StepCtx<'_>);
+
+    /// Integrate positions and velocities to t + h. The default is 004 §3.1's exact
+    /// integration under constant forces.
+    fn integrate(&mut self, ctx: &mut StepCtx<'_>) {
+        integrate_exact(ctx.cloth, ctx.accel, ctx.params.dt);
+    }
+
+    /// Velocity constraints at t + h (eq. 3).
+    fn velocity_pass(&mut self, ctx: &mut StepCtx<'_>);
+}
+
+/// 004 §3.1: c += v·h + ½·a·h², v += a·h for every particle (static ones have v = a = 0).
+pub fn integrate_exact(cloth: &mut Cloth, accel: &[DVec3], h: f64) {
+    let p = &mut cloth.particles;
+    for ((x, v), &a) in p.x.iter_mut().zip(p.v.iter_mut()).zip(accel) {
+        *x = kernels::preview(*x, *v, a, h);
+        *v = kernels::advance_velocity(*v, a, h);
+    }
+}
+
+/// The solvers a user can choose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SolverKind {
+    /// Gauss–Seidel impulses (004 §3.4.1, Algorithm 1).
+    Iterative,
+    /// All impulses at once from a sparse SPD system (004 §3.4.2).
+    Sle,
+    /// Position Verlet with iterative relaxation (003).
+    Verlet,
+}
+
+impl SolverKind {
+    /// Every solver, in menu order.
+    pub const ALL: [SolverKind; 3] = [SolverKind::Iterative, SolverKind::Sle, SolverKind::Verlet];
+
+    /// Name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            SolverKind::Iterative => "iterative",
+            SolverKind::Sle => "sle",
+            SolverKind::Verlet => "verlet",
+        }
+    }
+
+    /// Human-readable label.
+    pub fn label(self) -> &'static str {
+        match self {
+            SolverKind::Iterative => "Iterative impulses (004 §3.4.1)",
+            SolverKind::Sle => "SLE impulses (004 §3.4.2)",
+            SolverKind::Verlet => "Verlet + relaxation (003)",
+        }
+    }
+
+    /// Tolerance used when none is given: the SLE solves to 1e-9, the others to 1e-3.
+    pub fn default_tolerance(self) -> f64 {
+        match self {
+            SolverKind::Sle => 1e-9,
+            _ => 1e-3,
+        }
+    }
+
+    /// A fresh solver of this kind.
+    pub fn create(self) -> Box<dyn Solver> {
+        match self {
+            SolverKind::Iterative => Box::new(IterativeSolver::default()),
+            SolverKind::Sle => Box::new(SleSolver::default()),
+            SolverKind::Verlet => Box::new(VerletSolver::default()),
+        }
+    }
+}
+
+impl fmt::Display for SolverKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for SolverKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        SolverKind::ALL
+            .into_iter()
+            .find(|k| k.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| {
+                let names: Vec<_> = SolverKind::ALL.iter().map(|k| k.name()).collect();
+                format!("unknown solver `{s}` (expected one of: {})", names.join(", "))
+            })
+    }
+}

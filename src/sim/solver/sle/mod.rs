@@ -1,0 +1,462 @@
+//! The SLE method (004 §3.4.2): the impulses of all distance constraints at once from
+//! A λ = b with A = J M⁻¹ Jᵀ — one row per constraint, A_ij ≠ 0 iff constraints i and j
+//! share a particle, with the sign of 004's case table B_ij and the projection n_i·n_j.
+//!
+//! The sparsity pattern (lower triangle, compressed columns) and faer's symbolic Cholesky
+//! analysis (AMD ordering, elimination tree, supernodes) are built once per topology and
+//! set of static particles; each step only refills the values and runs the numeric
+//! factorisation (001 §7, Table 1), which is then reused for every re-solve of the
+//! position pass and for the velocity pass.
+//!
+//! Directions come from the preview (see [`crate::sim::ImpulseDirection`]): the first
+//! preview of the step gives J, so A is symmetric positive definite and one solve is a
+//! Newton step on the previewed distances. The pass then previews again and re-solves with
+//! the same factor (a chord iteration) until the largest previewed strain is within the
+//! tolerance or `sle_max_solves` is reached. Rows whose two particles are both static are
+//! left out (001 §6). If the factorisation fails (a quad degenerated to a line, 004
+//! §3.4.2) the step falls back to the iterative solver and says so in its statistics.
+
+use glam::DVec3;
+
+use super::iterative::{self, Scratch};
+use super::{Solver, SolverKind, StepCtx};
+use crate::sim::cloth::Cloth;
+use crate::sim::kernels::preview;
+
+mod factor;
+pub use factor::SupernodalChoice;
+use factor::Factor;
+
+/// One stored lower-triangle entry (row i ≥ column j) of A: which particle the two
+/// constraints share and with which sign (004 §3.4.2, B_ij).
+#[derive(Debug, Clone, Copy)]
+struct Coupling {
+    row: u32,
+    col: u32,
+    particle: u32,
+    sign: f64,
+}
+
+/// Pattern of A for one topology and one set of static particles.
+#[derive(Debug, Default)]
+struct Pattern {
+    /// Edge index of each row.
+    rows: Vec<u32>,
+    /// Column pointers (len rows + 1) of the lower triangle.
+    col_ptr: Vec<usize>,
+    /// Row indices of the lower triangle.
+    row_idx: Vec<usize>,
+    /// For each stored entry: `None` for a diagonal, else the coupling.
+    entries: Vec<Option<Coupling>>,
+    /// Key the pattern was built for: (edge count, static_version, particle count).
+    key: (usize, u64, usize),
+}
+
+impl Pattern {
+    fn build(cloth: &Cloth) -> Pattern {
+        let t = &cloth.topology;
+        let p = &cloth.particles;
+        let n = p.len();
+        let rows: Vec<u32> = (0..t.edges.len() as u32)
+            .filter(|&e| {
+                let [a, b] = t.edges[e as usize];
+                p.inv_mass[a as usize] + p.inv_mass[b as usize] > 0.0
+            })
+            .collect();
+        // Rows incident to each particle, in row order.
+        let mut incident: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (r, &e) in rows.iter().enumerate() {
+            let [a, b] = t.edges[e as usize];
+            incident[a as usize].push(r as u32);
+            incident[b as usize].push(r as u32);
+        }
+        let mut col_ptr = Vec::with_capacity(rows.len() + 1);
+        let mut row_idx = Vec::new();
+        let mut entries = Vec::new();
+        col_ptr.push(0);
+        let mut col_entries: Vec<(u32, Option<Coupling>)> = Vec::new();
+        for (j, &ej) in rows.iter().enumerate() {
+            let [ja, jb] = t.edges[ej as usize];
+            col_entries.clear();
+            col_entries.push((j as u32, None));
+            for (role_j, pj) in [(0u8, ja), (1u8, jb)] {
+                if p.inv_mass[pj as usize] == 0.0 {
+                    continue; // a static particle couples nothing (k = 0)
+                }
+                for &i in &incident[pj as usize] {
+                    if (i as usize) <= j {
+                        continue;
+                    }
+                    let [ia, _] = t.edges[rows[i as usize] as usize];
+                    let role_i = if ia == pj { 0u8 } else { 1u8 };
+                    col_entries.push((
+                        i,
+                        Some(Coupling {
+                            row: i,
+                            col: j as u32,
+                            particle: pj,
+                            sign: if role_i == role_j { 1.0 } else { -1.0 },
+                        }),
+                    ));
+                }
+            }
+            col_entries.sort_by_key(|&(i, _)| i);
+            for &(i, c) in &col_entries {
+                row_idx.push(i as usize);
+                entries.push(c);
+            }
+            col_ptr.push(row_idx.len());
+        }
+        Pattern {
+            rows,
+            col_ptr,
+            row_idx,
+            entries,
+            key: (t.edges.len(), cloth.static_version, n),
+        }
+    }
+
+    fn key_of(cloth: &Cloth) -> (usize, u64, usize) {
+        (cloth.topology.edges.len(), cloth.static_version, cloth.len())
+    }
+}
+
+/// Most numeric factorisations per position pass: one is the norm; more are done only
+/// when the chord iteration stalls because the cloth turns a lot within one step.
+pub const MAX_FACTORIZATIONS: u32 = 8;
+
+/// The SLE solver (004 §3.4.2).
+#[derive(Debug, Default)]
+pub struct SleSolver {
+    pattern: Pattern,
+    factor: Option<Factor>,
+    /// Supernodal or simplicial factorisation (measured: see [`SupernodalChoice`]).
+    pub choice: SupernodalChoice,
+    values: Vec<f64>,
+    dirs: Vec<DVec3>,
+    rhs: Vec<f64>,
+    lambda: Vec<f64>,
+    factored: bool,
+    damping: f64,
+    total: Vec<f64>,
+    fallback: Scratch,
+}
+
+impl SleSolver {
+    /// A solver with an explicit factorisation choice.
+    pub fn with_choice(choice: SupernodalChoice) -> Self {
+        SleSolver {
+            choice,
+            ..Default::default()
+        }
+    }
+
+    /// Rebuild the pattern and symbolic analysis if the topology or static set changed.
+    /// Returns whether it did.
+    fn ensure_pattern(&mut self, cloth: &Cloth) -> bool {
+        if self.factor.is_some() && self.pattern.key == Pattern::key_of(cloth) {
+            return false;
+        }
+        self.pattern = Pattern::build(cloth);
+        self.factor = Factor::symbolic(self.pattern.rows.len(), &self.pattern.col_ptr, &self.pattern.row_idx, self.choice);
+        true
+    }
+
+    /// Fill A's values from the directions in `self.dirs` (004 §3.4.2: diagonal k_a + k_b,
+    /// off-diagonal ±k_shared · n_i·n_j).
+    fn assemble(&mut self, cloth: &Cloth) {
+        let t = &cloth.topology;
+        let k = &cloth.particles.inv_mass;
+        self.values.resize(self.pattern.entries.len(), 0.0);
+        for (j, &e) in self.pattern.rows.iter().enumerate() {
+            let [a, b] = t.edges[e as usize];
+            let diag = (k[a as usize] + k[b as usize]) * (1.0 + self.damping);
+            for idx in self.pattern.col_ptr[j]..self.pattern.col_ptr[j + 1] {
+                self.values[idx] = match self.pattern.entries[idx] {
+                    None => diag,
+                    Some(c) => c.sign * k[c.particle as usize] * self.dirs[c.row as usize].dot(self.dirs[c.col as usize]),
+                };
+            }
+        }
+    }
+
+    /// y = A x using the stored lower triangle.
+    fn mul(&self, x: &[f64], y: &mut [f64]) {
+        y.iter_mut().for_each(|v| *v = 0.0);
+        for j in 0..self.pattern.rows.len() {
+            for idx in self.pattern.col_ptr[j]..self.pattern.col_ptr[j + 1] {
+                let i = self.pattern.row_idx[idx];
+                let a = self.values[idx];
+                y[i] += a * x[j];
+                if i != j {
+                    y[j] += a * x[i];
+                }
+            }
+        }
+    }
+
+    /// Relative residual ‖Aλ − b‖ / ‖b‖ of the last solve (b = `rhs_copy`).
+    fn residual(&self, rhs: &[f64]) -> f64 {
+        let mut y = vec![0.0; rhs.len()];
+        self.mul(&self.lambda, &mut y);
+        let mut num = 0.0;
+        let mut den = 0.0;
+        for (yi, bi) in y.iter().zip(rhs) {
+            num += (yi - bi) * (yi - bi);
+            den += bi * bi;
+        }
+        if den > 0.0 { (num / den).sqrt() } else { num.sqrt() }
+    }
+
+    /// Apply Δv = scale · M⁻¹ Jᵀ λ with the factorised directions.
+    fn apply(&self, cloth: &mut Cloth, scale: f64) {
+        let t = &cloth.topology;
+        let p = &mut cloth.particles;
+        for (r, &e) in self.pattern.rows.iter().enumerate() {
+            let [a, b] = t.edges[e as usize];
+            let (a, b) = (a as usize, b as usize);
+            let imp = self.dirs[r] * (self.lambda[r] * scale);
+            p.v[a] -= imp * p.inv_mass[a];
+            p.v[b] += imp * p.inv_mass[b];
+        }
+    }
+
+    /// Solve A λ = rhs with the current factor; returns the relative residual.
+    fn solve(&mut self) -> f64 {
+        self.lambda.clone_from(&self.rhs);
+        if let Some(f) = &mut self.factor {
+            f.solve_in_place(&mut self.lambda);
+        }
+        let rhs = std::mem::take(&mut self.rhs);
+        let r = self.residual(&rhs);
+        self.rhs = rhs;
+        r
+    }
+
+    /// Directions from the current preview, assemble A, numeric factorisation. `false` if
+    /// a previewed constraint has zero length or A is not positive definite.
+    fn refactor(&mut self, ctx: &mut StepCtx<'_>) -> bool {
+        let h = ctx.params.dt;
+        {
+            let t = &ctx.cloth.topology;
+            let p = &ctx.cloth.particles;
+            for (r, &e) in self.pattern.rows.iter().enumerate() {
+                let [a, b] = t.edges[e as usize];
+                let (a, b) = (a as usize, b as usize);
+                let pa = preview(p.x[a], p.v[a], ctx.accel[a], h);
+                let pb = preview(p.x[b], p.v[b], ctx.accel[b], h);
+                let d = pb - pa;
+                let l = d.length();
+                if !(l > 1e-9 * t.rest[e as usize]) {
+                    return false;
+                }
+                self.dirs[r] = d / l;
+            }
+        }
+        self.assemble(ctx.cloth);
+        let ok = match &mut self.factor {
+            Some(f) => f.numeric(&self.values).is_ok(),
+            None => false,
+        };
+        self.factored = ok;
+        ok
+    }
+
+    /// Previewed error of every row into `rhs` (= −e/h, the relative velocity change
+    /// needed, 004 §3.4.2 Δv_i); returns the largest previewed strain and the sum of
+    /// squared relative errors (the merit function of the damped Newton iteration).
+    fn preview_errors(&mut self, ctx: &StepCtx<'_>) -> (f64, f64) {
+        let h = ctx.params.dt;
+        let t = &ctx.cloth.topology;
+        let p = &ctx.cloth.particles;
+        let mut worst = 0.0f64;
+        let mut merit = 0.0;
+        for (r, &e) in self.pattern.rows.iter().enumerate() {
+            let [a, b] = t.edges[e as usize];
+            let (a, b) = (a as usize, b as usize);
+            let pa = preview(p.x[a], p.v[a], ctx.accel[a], h);
+            let pb = preview(p.x[b], p.v[b], ctx.accel[b], h);
+            let l0 = t.rest[e as usize];
+            let err = pa.distance(pb) - l0;
+            worst = worst.max(err.abs() / l0);
+            merit += (err / l0) * (err / l0);
+            self.rhs[r] = -err / h;
+        }
+        (worst, merit)
+    }
+
+    fn fall_back(&mut self, ctx: &mut StepCtx<'_>) {
+        let cap = ctx.params.effective_cap();
+        let r = iterative::position_pass(ctx.cloth, ctx.params, ctx.accel, cap, &mut self.fallback);
+        let s = &mut *ctx.stats;
+        s.fell_back = true;
+        s.position_iterations = r.sweeps;
+        s.position_residual = r.residual;
+        s.converged = r.converged;
+        s.capped = !r.converged;
+        s.hard_capped = !r.converged && cap == ctx.params.hard_cap;
+    }
+}
+
+impl Solver for SleSolver {
+    fn kind(&self) -> SolverKind {
+        SolverKind::Sle
+    }
+
+    fn position_pass(&mut self, ctx: &mut StepCtx<'_>) {
+        self.factored = false;
+        ctx.stats.sle_symbolic = self.ensure_pattern(ctx.cloth);
+        let tol = ctx.params.tolerance;
+        let nrows = self.pattern.rows.len();
+        if nrows == 0 {
+            ctx.stats.converged = true;
+            return;
+        }
+        self.rhs.resize(nrows, 0.0);
+        self.dirs.resize(nrows, DVec3::ZERO);
+        self.damping = 0.0;
+        if !self.refactor(ctx) {
+            self.fall_back(ctx);
+            return;
+        }
+        // Warm start: a cloth hanging or sliding needs much the same impulses every step,
+        // so start the nonlinear solve from last step's accumulated impulses (along this
+        // step's directions). Kept only if it lowers the merit function.
+        if self.total.len() == nrows && ctx.params.velocity_pass {
+            let (_, cold) = self.preview_errors(ctx);
+            std::mem::swap(&mut self.lambda, &mut self.total);
+            self.apply(ctx.cloth, 1.0);
+            let (_, warm) = self.preview_errors(ctx);
+            if warm > cold {
+                self.apply(ctx.cloth, -1.0);
+                self.lambda.iter_mut().for_each(|l| *l = 0.0);
+            }
+            std::mem::swap(&mut self.lambda, &mut self.total);
+        } else {
+            self.total.clear();
+            self.total.resize(nrows, 0.0);
+        }
+        let mut factorizations = 1;
+        let max_solves = ctx.params.sle_max_solves.min(ctx.params.effective_cap()).max(1);
+        let mut solves = 0;
+        let mut prev_worst = f64::INFINITY;
+        let mut prev_merit = f64::INFINITY;
+        let mut stale = false;
+        let mut worst;
+        loop {
+            let merit;
+            (worst, merit) = self.preview_errors(ctx);
+            if std::env::var("SLE_DEBUG").is_ok() { eprintln!("  solves {solves} fact {factorizations} worst {worst:.3e} merit {merit:.3e} prev {prev_merit:.3e} stale {stale} mu {:.1e}", self.damping); }
+            if merit > prev_merit && !stale {
+                // The last solve made things worse: the linearisation is poor (large
+                // rotations within the step, or A ill-conditioned as the cloth hangs
+                // taut). Undo it and refactorise at the current preview with
+                // Levenberg–Marquardt damping A + μ·diag(A), raising μ until a step helps.
+                self.apply(ctx.cloth, -1.0);
+                self.damping = if self.damping == 0.0 { 1e-3 } else { (self.damping * 10.0).min(1e3) };
+                stale = true;
+                continue;
+            }
+            if solves > 0 && merit <= prev_merit && !stale {
+                self.damping = if self.damping < 1e-6 { 0.0 } else { self.damping * 0.1 };
+            }
+            if worst <= tol || solves >= max_solves {
+                break;
+            }
+            if solves > 0 && worst > 0.25 * prev_worst {
+                // The chord iteration (same factor) converges slowly: take a Newton step.
+                stale = true;
+            }
+            if stale {
+                if factorizations >= MAX_FACTORIZATIONS || !self.refactor(ctx) {
+                    break;
+                }
+                factorizations += 1;
+                stale = false;
+            }
+            prev_worst = worst;
+            prev_merit = merit;
+            let res = self.solve();
+            ctx.stats.sle_residual = ctx.stats.sle_residual.max(res);
+            self.apply(ctx.cloth, 1.0);
+            for (t, l) in self.total.iter_mut().zip(&self.lambda) {
+                *t += l;
+            }
+            solves += 1;
+        }
+        let s = &mut *ctx.stats;
+        s.position_iterations = solves;
+        s.sle_solves += solves;
+        s.sle_factorizations = factorizations;
+        s.position_residual = worst;
+        s.converged = worst <= tol;
+        s.capped = !s.converged;
+        if !s.converged {
+            // The damped Newton iteration did not reach the tolerance (strongly nonlinear
+            // step): finish with Gauss–Seidel, which corrects each constraint exactly and
+            // cannot diverge, so an unconverged SLE step never leaves more error than the
+            // iterative solver would.
+            let cap = ctx.params.effective_cap();
+            let r = iterative::position_pass(ctx.cloth, ctx.params, ctx.accel, cap, &mut self.fallback);
+            let s = &mut *ctx.stats;
+            s.polish_sweeps = r.sweeps;
+            s.position_residual = r.residual;
+            s.converged = r.converged;
+            s.capped = !r.converged;
+            s.hard_capped = !r.converged && cap == ctx.params.hard_cap;
+        }
+    }
+
+    fn velocity_pass(&mut self, ctx: &mut StepCtx<'_>) {
+        if !ctx.params.velocity_pass {
+            return;
+        }
+        if !self.factored {
+            // The step fell back (or had no rows): the iterative velocity pass matches.
+            let r = iterative::velocity_pass(ctx.cloth, ctx.params, ctx.params.effective_cap(), &mut self.fallback);
+            ctx.stats.velocity_iterations = r.sweeps;
+            ctx.stats.velocity_capped = !r.converged;
+            return;
+        }
+        let h = ctx.params.dt;
+        let tol = ctx.params.tolerance;
+        let max_solves = ctx.params.sle_max_solves.min(ctx.params.effective_cap()).max(1);
+        let mut solves = 0;
+        let mut prev_worst = f64::INFINITY;
+        loop {
+            // Relative velocity along each constraint at t + h (eq. 3), measured along the
+            // current directions; impulses act along the factorised ones.
+            let mut worst = 0.0f64;
+            {
+                let t = &ctx.cloth.topology;
+                let p = &ctx.cloth.particles;
+                for (r, &e) in self.pattern.rows.iter().enumerate() {
+                    let [a, b] = t.edges[e as usize];
+                    let (a, b) = (a as usize, b as usize);
+                    let n = (p.x[b] - p.x[a]).normalize_or_zero();
+                    let rel = (p.v[b] - p.v[a]).dot(n);
+                    worst = worst.max(rel.abs() * h / t.rest[e as usize]);
+                    self.rhs[r] = -rel;
+                }
+            }
+            if solves > 0 && worst >= prev_worst {
+                self.apply(ctx.cloth, -1.0);
+                break;
+            }
+            if worst <= tol || solves >= max_solves {
+                break;
+            }
+            prev_worst = worst;
+            let res = self.solve();
+            ctx.stats.sle_residual = ctx.stats.sle_residual.max(res);
+            self.apply(ctx.cloth, 1.0);
+            solves += 1;
+        }
+        ctx.stats.velocity_iterations = solves;
+        ctx.stats.sle_solves += solves;
+        // Whatever the stale factor left, Gauss–Seidel finishes (usually 0–1 sweeps).
+        let r = iterative::velocity_pass(ctx.cloth, ctx.params, ctx.params.effective_cap(), &mut self.fallback);
+        ctx.stats.velocity_iterations += r.sweeps;
+        ctx.stats.velocity_capped = !r.converged;
+    }
+}

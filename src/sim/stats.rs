@@ -1,0 +1,156 @@
+//! Per-step statistics: what each phase cost and how well the constraints were met.
+
+use std::time::Duration;
+
+use super::solver::SolverKind;
+
+/// The phases of one step, in the canonical order (004 Algorithm 1, extended by forces and
+/// collision). The order is written here once; [`crate::sim::World::step`] and the Bevy
+/// plugin both follow [`Phase::ORDER`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    /// Gravity, wind, grab, and shear/bend spring-dampers as impulses (004 §3.1, §3.3).
+    Forces,
+    /// Ball and ground contact impulses with friction.
+    Collision,
+    /// Position constraints: preview + impulses (004 §3.2 eq. 2, §3.4).
+    Position,
+    /// Integrate positions and velocities over h (004 §3.1).
+    Integration,
+    /// Velocity constraints (004 §3.2 eq. 3).
+    Velocity,
+}
+
+impl Phase {
+    /// The phases in the order a step runs them.
+    pub const ORDER: [Phase; 5] = [
+        Phase::Forces,
+        Phase::Collision,
+        Phase::Position,
+        Phase::Integration,
+        Phase::Velocity,
+    ];
+
+    /// Short name for tables and plots.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Forces => "forces",
+            Phase::Collision => "collision",
+            Phase::Position => "position",
+            Phase::Integration => "integration",
+            Phase::Velocity => "velocity",
+        }
+    }
+}
+
+/// Wall time of each phase of a step.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct PhaseTimings {
+    /// [`Phase::Forces`].
+    pub forces: Duration,
+    /// [`Phase::Collision`].
+    pub collision: Duration,
+    /// [`Phase::Position`].
+    pub position: Duration,
+    /// [`Phase::Integration`].
+    pub integration: Duration,
+    /// [`Phase::Velocity`].
+    pub velocity: Duration,
+}
+
+impl PhaseTimings {
+    /// Mutable slot of one phase.
+    pub fn slot(&mut self, p: Phase) -> &mut Duration {
+        match p {
+            Phase::Forces => &mut self.forces,
+            Phase::Collision => &mut self.collision,
+            Phase::Position => &mut self.position,
+            Phase::Integration => &mut self.integration,
+            Phase::Velocity => &mut self.velocity,
+        }
+    }
+
+    /// Time of one phase.
+    pub fn get(&self, p: Phase) -> Duration {
+        match p {
+            Phase::Forces => self.forces,
+            Phase::Collision => self.collision,
+            Phase::Position => self.position,
+            Phase::Integration => self.integration,
+            Phase::Velocity => self.velocity,
+        }
+    }
+
+    /// Sum over phases.
+    pub fn total(&self) -> Duration {
+        Phase::ORDER.iter().map(|&p| self.get(p)).sum()
+    }
+}
+
+/// What happened in one step.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct StepStats {
+    /// Index of this step (0 for the first).
+    pub step: u64,
+    /// Solver that ran the step.
+    pub solver: SolverKind,
+    /// Wall time per phase.
+    pub timings: PhaseTimings,
+    /// Sweeps (iterative), solves (SLE) or relaxation passes (Verlet) of the position pass.
+    pub position_iterations: u32,
+    /// Sweeps or solves of the velocity pass.
+    pub velocity_iterations: u32,
+    /// Largest relative strain |d − L|/L after the step.
+    pub max_strain: f64,
+    /// Mean relative strain after the step.
+    pub mean_strain: f64,
+    /// Largest previewed strain left when the position pass stopped.
+    pub position_residual: f64,
+    /// SLE: linear solves with the step's factorisation (position + velocity passes).
+    pub sle_solves: u32,
+    /// SLE: largest relative residual ‖Aλ − b‖/‖b‖ of its solves.
+    pub sle_residual: f64,
+    /// SLE: numeric factorisations this step (1 unless the chord iteration stalled).
+    pub sle_factorizations: u32,
+    /// SLE: Gauss–Seidel sweeps that finished a position pass the SLE left unconverged.
+    pub polish_sweeps: u32,
+    /// SLE: whether the symbolic analysis was redone this step (topology or pins changed).
+    pub sle_symbolic: bool,
+    /// The position pass met the tolerance.
+    pub converged: bool,
+    /// The position pass stopped at the iteration cap without meeting the tolerance.
+    pub capped: bool,
+    /// The cap that stopped it was the safety cap ([`crate::sim::SimParams::hard_cap`]).
+    pub hard_capped: bool,
+    /// The velocity pass stopped at its cap.
+    pub velocity_capped: bool,
+    /// SLE factorisation failed and the iterative solver did this step instead.
+    pub fell_back: bool,
+}
+
+impl StepStats {
+    /// Empty statistics for a step about to run.
+    pub fn new(step: u64, solver: SolverKind) -> Self {
+        StepStats {
+            step,
+            solver,
+            timings: PhaseTimings::default(),
+            position_iterations: 0,
+            velocity_iterations: 0,
+            max_strain: 0.0,
+            mean_strain: 0.0,
+            position_residual: 0.0,
+            sle_solves: 0,
+            sle_residual: 0.0,
+            sle_factorizations: 0,
+            polish_sweeps: 0,
+            sle_symbolic: false,
+            converged: false,
+            capped: false,
+            hard_capped: false,
+            velocity_capped: false,
+            fell_back: false,
+        }
+    }
+}

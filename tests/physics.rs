@@ -1,0 +1,268 @@
+//! Physics invariants of the simulation core (004 §3–4).
+
+mod common;
+
+use common::*;
+use glam::DVec3;
+use impulse_cloth::sim::{Cloth, GridSpec, ImpulseDirection, SimError, SolverKind};
+
+#[test]
+fn constraint_and_spring_counts_match_004() {
+    for (n, constraints) in [(10, 180), (40, 3120), (50, 4900)] {
+        let c = Cloth::grid(&GridSpec { width: n, height: n, ..Default::default() }).unwrap();
+        assert_eq!(c.topology.edges.len(), constraints, "{n}x{n}");
+        // Both diagonals per quad (Fig. 2) + bends along rows and columns.
+        let springs = 2 * (n - 1) * (n - 1) + 2 * n * (n - 2);
+        assert_eq!(c.topology.springs.len(), springs);
+    }
+    let c = Cloth::grid(&GridSpec { width: 7, height: 3, ..Default::default() }).unwrap();
+    assert_eq!(c.topology.edges.len(), 2 * 7 * 3 - 7 - 3);
+    let c = Cloth::grid(&GridSpec { width: 2, height: 1, ..Default::default() }).unwrap();
+    assert_eq!(c.topology.edges.len(), 1);
+}
+
+#[test]
+fn colouring_is_a_proper_colouring() {
+    let c = Cloth::grid(&GridSpec { width: 13, height: 9, ..Default::default() }).unwrap();
+    let mut seen = vec![false; c.topology.edges.len()];
+    for colour in &c.topology.colours {
+        let mut used = vec![false; c.len()];
+        for &e in colour {
+            let [a, b] = c.topology.edges[e as usize];
+            assert!(!used[a as usize] && !used[b as usize], "two edges of one colour share a particle");
+            used[a as usize] = true;
+            used[b as usize] = true;
+            assert!(!seen[e as usize]);
+            seen[e as usize] = true;
+        }
+    }
+    assert!(seen.iter().all(|&s| s));
+    assert_eq!(c.topology.colours.len(), 4);
+}
+
+#[test]
+fn converged_iterative_steps_respect_the_tolerance() {
+    for tol in [1e-1, 1e-2, 1e-3, 1e-4, 1e-6] {
+        let mut w = hanging(12, 0.1, params(tol));
+        let stats = run(&mut w, SolverKind::Iterative, 30);
+        let converged = stats.iter().filter(|s| s.converged).count();
+        assert!(converged >= 25, "tol {tol}: only {converged}/30 steps converged");
+        for s in stats.iter().filter(|s| s.converged) {
+            assert!(s.max_strain <= tol * (1.0 + 1e-9), "tol {tol}: step {} strain {}", s.step, s.max_strain);
+        }
+    }
+}
+
+#[test]
+fn sle_reaches_1e9() {
+    let mut w = hanging(15, 0.1, params(1e-9));
+    let stats = run(&mut w, SolverKind::Sle, 30);
+    for s in &stats {
+        assert!(!s.fell_back, "step {} fell back", s.step);
+        assert!(s.converged, "step {} did not converge: {}", s.step, s.position_residual);
+        assert!(s.max_strain <= 1e-9 * (1.0 + 1e-6), "step {} strain {}", s.step, s.max_strain);
+        assert!(s.sle_residual < 1e-8, "solve residual {}", s.sle_residual);
+    }
+}
+
+#[test]
+fn iterative_and_sle_reach_the_same_state() {
+    let base = hanging(10, 0.1, params(1e-10));
+    let mut a = base.clone();
+    let mut b = base.clone();
+    run(&mut a, SolverKind::Iterative, 1);
+    run(&mut b, SolverKind::Sle, 1);
+    let spacing = base.cloth.topology.rest[0];
+    let moved = base
+        .cloth
+        .particles
+        .x
+        .iter()
+        .zip(&a.cloth.particles.x)
+        .map(|(p, q)| p.distance(*q))
+        .fold(0.0, f64::max);
+    let diff = a
+        .cloth
+        .particles
+        .x
+        .iter()
+        .zip(&b.cloth.particles.x)
+        .map(|(p, q)| p.distance(*q))
+        .fold(0.0, f64::max);
+    // Both solve the same constraints to 1e-10; they differ only in the directions the
+    // impulses take (GS re-evaluates them, the SLE keeps the first preview's), a second-
+    // order effect: well under 1 % of how far the cloth moved in the step.
+    assert!(moved > 1e-3 * spacing, "the step moved nothing: {moved}");
+    assert!(diff < 1e-2 * moved, "states differ by {diff} m (moved {moved} m)");
+}
+
+fn momentum_check(kind: SolverKind, dir: ImpulseDirection, exact_angular: bool) {
+    let mut p = params(1e-8);
+    p.direction = dir;
+    let mut w = free_cloth(10, p, 7);
+    let l0 = w.cloth.particles.linear_momentum();
+    let a0 = w.cloth.particles.angular_momentum();
+    let scale = w.cloth.particles.v.iter().map(|v| v.length()).sum::<f64>() * 0.2 / 100.0;
+    let stats = run(&mut w, kind, 10);
+    assert!(stats.iter().map(|s| s.position_iterations).sum::<u32>() > 10, "no impulses were applied");
+    let l1 = w.cloth.particles.linear_momentum();
+    let a1 = w.cloth.particles.angular_momentum();
+    assert!((l1 - l0).length() < 1e-12 * scale.max(1e-3), "{kind}: linear momentum drifted by {}", (l1 - l0).length());
+    let da = (a1 - a0).length();
+    if exact_angular {
+        assert!(da < 1e-12, "{kind}: angular momentum drifted by {da}");
+    } else {
+        assert!(da < 2e-2 * a0.length().max(1e-6), "{kind}: angular momentum drifted by {da} of {}", a0.length());
+    }
+}
+
+#[test]
+fn impulses_conserve_momentum() {
+    // Impulses along the current direction (eq. 2 as printed) conserve both exactly; the
+    // preview direction conserves linear momentum exactly and angular momentum to O(h·ω).
+    momentum_check(SolverKind::Iterative, ImpulseDirection::Current, true);
+    momentum_check(SolverKind::Iterative, ImpulseDirection::Preview, false);
+    momentum_check(SolverKind::Sle, ImpulseDirection::Preview, false);
+}
+
+#[test]
+fn static_particles_never_move() {
+    for kind in SolverKind::ALL {
+        let mut w = hanging(10, 0.0, params(1e-2));
+        let pins = w.cloth.pinned_indices();
+        assert_eq!(pins, vec![0, 9]);
+        let before: Vec<DVec3> = pins.iter().map(|&i| w.cloth.particles.x[i]).collect();
+        run(&mut w, kind, 40);
+        for (k, &i) in pins.iter().enumerate() {
+            assert_eq!(w.cloth.particles.x[i], before[k], "{kind}: pin {i} moved");
+            assert_eq!(w.cloth.particles.v[i], DVec3::ZERO);
+        }
+    }
+}
+
+#[test]
+fn grabbed_particle_follows_its_target_and_drags_the_cloth() {
+    for kind in SolverKind::ALL {
+        let mut w = hanging(10, 0.0, params(1e-3));
+        let mut solver = kind.create();
+        let i = 95; // a free corner region particle
+        let start = w.cloth.particles.x[i];
+        let far = w.cloth.particles.x[99];
+        for k in 1..=20 {
+            let target = start + DVec3::new(0.0, 0.01 * k as f64, 0.0);
+            if k == 1 {
+                w.start_grab(i, target).unwrap();
+            } else {
+                w.set_grab_target(target);
+            }
+            w.step(solver.as_mut()).unwrap();
+            assert!(w.cloth.particles.x[i].distance(target) < 1e-12, "{kind}: grabbed particle is off its target");
+        }
+        assert!(w.cloth.particles.x[99].distance(far) > 0.01, "{kind}: the cloth did not respond");
+        w.release_grab();
+        assert!(w.cloth.particles.inv_mass[i] > 0.0);
+        w.step(solver.as_mut()).unwrap();
+    }
+}
+
+#[test]
+fn scrambled_cloth_is_repaired() {
+    // 004 §5: stopping early stays stable and the cloth recovers.
+    let mut w = hanging(12, 0.1, params(1e-3));
+    let mut rng = 12345u64;
+    let spacing = w.cloth.topology.rest[0];
+    for (i, x) in w.cloth.particles.x.iter_mut().enumerate() {
+        if w.cloth.particles.inv_mass[i] > 0.0 {
+            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let r = |s: u64| ((s >> 33) as f64 / (1u64 << 31) as f64) - 0.5;
+            *x += DVec3::new(r(rng), r(rng.rotate_left(17)), r(rng.rotate_left(31))) * (0.6 * spacing);
+        }
+    }
+    let (max0, _) = w.cloth.strain_stats();
+    assert!(max0 > 0.2, "scrambling did little: {max0}");
+    let mut p = w.params.clone();
+    p.max_iterations = 50;
+    w.set_params(p).unwrap();
+    let stats = run(&mut w, SolverKind::Iterative, 20);
+    let last = stats.last().unwrap();
+    assert!(last.max_strain <= 1e-3 * (1.0 + 1e-9), "not repaired after 20 steps: {}", last.max_strain);
+}
+
+#[test]
+fn verlet_stretches_more_at_the_same_budget() {
+    // Same scene, same number of passes per step: Verlet relaxation vs impulse sweeps.
+    let budget = 10;
+    let mut worst = [0.0f64; 2];
+    for (k, kind) in [SolverKind::Iterative, SolverKind::Verlet].into_iter().enumerate() {
+        let mut p = params(1e-6);
+        p.max_iterations = budget;
+        p.verlet_passes = budget;
+        let mut w = hanging(30, 0.0, p);
+        let stats = run(&mut w, kind, 60);
+        worst[k] = stats.iter().map(|s| s.max_strain).fold(0.0, f64::max);
+    }
+    assert!(worst[1] > 2.0 * worst[0], "Verlet {} vs iterative {}", worst[1], worst[0]);
+}
+
+#[test]
+fn deterministic_across_thread_counts() {
+    let run_with = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| {
+            let mut w = hanging(70, 0.05, params(1e-3));
+            run(&mut w, SolverKind::Iterative, 5);
+            w.cloth.particles.x.clone()
+        })
+    };
+    let one = run_with(1);
+    let two = run_with(2);
+    let again = run_with(2);
+    assert!(one == two, "1 and 2 threads differ");
+    assert!(two == again, "two runs differ");
+}
+
+#[test]
+fn bad_input_is_an_error_not_a_panic() {
+    let bad_grid = Cloth::grid(&GridSpec { width: 1, height: 1, ..Default::default() });
+    assert!(matches!(bad_grid, Err(SimError::InvalidGrid { .. })));
+    let bad_size = Cloth::grid(&GridSpec { size: f64::NAN, ..Default::default() });
+    assert!(matches!(bad_size, Err(SimError::InvalidParameter { name: "size", .. })));
+    for p in [
+        impulse_cloth::sim::SimParams { dt: 0.0, ..Default::default() },
+        impulse_cloth::sim::SimParams { tolerance: -1.0, ..Default::default() },
+        impulse_cloth::sim::SimParams { tolerance: f64::NAN, ..Default::default() },
+        impulse_cloth::sim::SimParams { gravity: DVec3::new(0.0, f64::INFINITY, 0.0), ..Default::default() },
+    ] {
+        assert!(p.validate().is_err(), "{p:?} accepted");
+    }
+    let mut w = hanging(5, 0.0, params(1e-2));
+    assert!(w.cloth.set_pinned(25, true).is_err());
+    assert!(w.start_grab(99, DVec3::ZERO).is_err());
+    assert!(w.start_grab(3, DVec3::NAN).is_err());
+}
+
+#[test]
+fn non_finite_step_is_reported_and_state_kept() {
+    let mut w = hanging(5, 0.0, params(1e-2));
+    run(&mut w, SolverKind::Iterative, 2);
+    let before = w.cloth.particles.x.clone();
+    w.cloth.particles.v[7] = DVec3::new(f64::NAN, 0.0, 0.0);
+    let mut s = SolverKind::Iterative.create();
+    let err = w.step(s.as_mut()).unwrap_err();
+    assert!(matches!(err, SimError::NonFinite { step: 2, .. }), "{err}");
+    assert_eq!(w.cloth.particles.x, before);
+    assert_eq!(w.steps, 2);
+}
+
+#[test]
+fn switching_solvers_keeps_the_state() {
+    let mut w = hanging(10, 0.0, params(1e-3));
+    run(&mut w, SolverKind::Iterative, 5);
+    let snap = w.cloth.clone();
+    // Creating another solver does not touch the cloth; stepping continues from it.
+    let mut sle = SolverKind::Sle.create();
+    assert_eq!(w.cloth, snap);
+    let s = w.step(sle.as_mut()).unwrap();
+    assert_eq!(s.solver, SolverKind::Sle);
+    assert!(w.cloth.particles.x[50].distance(snap.particles.x[50]) < 0.2);
+}
