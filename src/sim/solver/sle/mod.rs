@@ -346,7 +346,6 @@ impl Solver for SleSolver {
         loop {
             let merit;
             (worst, merit) = self.preview_errors(ctx);
-            if std::env::var("SLE_DEBUG").is_ok() { eprintln!("  solves {solves} fact {factorizations} worst {worst:.3e} merit {merit:.3e} prev {prev_merit:.3e} stale {stale} mu {:.1e}", self.damping); }
             if merit > prev_merit && !stale {
                 // The last solve made things worse: the linearisation is poor (large
                 // rotations within the step, or A ill-conditioned as the cloth hangs
