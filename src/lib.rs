@@ -4,7 +4,7 @@
 //!   (004 §3.4.2) and the Verlet baseline (003).
 #![forbid(unsafe_code)]
 
-pub mod cli;
-pub mod sim;
 #[cfg(feature = "app")]
 pub mod app;
+pub mod cli;
+pub mod sim;

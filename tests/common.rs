@@ -35,7 +35,13 @@ pub fn params(tol: f64) -> SimParams {
 }
 
 /// Run `steps` steps, returning the statistics.
-pub fn run(world: &mut World, kind: SolverKind, steps: usize) -> Vec<impulse_cloth::sim::StepStats> {
+pub fn run(
+    world: &mut World,
+    kind: SolverKind,
+    steps: usize,
+) -> Vec<impulse_cloth::sim::StepStats> {
     let mut solver = kind.create();
-    (0..steps).map(|_| world.step(solver.as_mut()).expect("finite step")).collect()
+    (0..steps)
+        .map(|_| world.step(solver.as_mut()).expect("finite step"))
+        .collect()
 }

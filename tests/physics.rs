@@ -9,27 +9,50 @@ use impulse_cloth::sim::{Cloth, GridSpec, ImpulseDirection, SimError, SolverKind
 #[test]
 fn constraint_and_spring_counts_match_004() {
     for (n, constraints) in [(10, 180), (40, 3120), (50, 4900)] {
-        let c = Cloth::grid(&GridSpec { width: n, height: n, ..Default::default() }).unwrap();
+        let c = Cloth::grid(&GridSpec {
+            width: n,
+            height: n,
+            ..Default::default()
+        })
+        .unwrap();
         assert_eq!(c.topology.edges.len(), constraints, "{n}x{n}");
         // Both diagonals per quad (Fig. 2) + bends along rows and columns.
         let springs = 2 * (n - 1) * (n - 1) + 2 * n * (n - 2);
         assert_eq!(c.topology.springs.len(), springs);
     }
-    let c = Cloth::grid(&GridSpec { width: 7, height: 3, ..Default::default() }).unwrap();
+    let c = Cloth::grid(&GridSpec {
+        width: 7,
+        height: 3,
+        ..Default::default()
+    })
+    .unwrap();
     assert_eq!(c.topology.edges.len(), 2 * 7 * 3 - 7 - 3);
-    let c = Cloth::grid(&GridSpec { width: 2, height: 1, ..Default::default() }).unwrap();
+    let c = Cloth::grid(&GridSpec {
+        width: 2,
+        height: 1,
+        ..Default::default()
+    })
+    .unwrap();
     assert_eq!(c.topology.edges.len(), 1);
 }
 
 #[test]
 fn colouring_is_a_proper_colouring() {
-    let c = Cloth::grid(&GridSpec { width: 13, height: 9, ..Default::default() }).unwrap();
+    let c = Cloth::grid(&GridSpec {
+        width: 13,
+        height: 9,
+        ..Default::default()
+    })
+    .unwrap();
     let mut seen = vec![false; c.topology.edges.len()];
     for colour in &c.topology.colours {
         let mut used = vec![false; c.len()];
         for &e in colour {
             let [a, b] = c.topology.edges[e as usize];
-            assert!(!used[a as usize] && !used[b as usize], "two edges of one colour share a particle");
+            assert!(
+                !used[a as usize] && !used[b as usize],
+                "two edges of one colour share a particle"
+            );
             used[a as usize] = true;
             used[b as usize] = true;
             assert!(!seen[e as usize]);
@@ -46,9 +69,17 @@ fn converged_iterative_steps_respect_the_tolerance() {
         let mut w = hanging(12, 0.1, params(tol));
         let stats = run(&mut w, SolverKind::Iterative, 30);
         let converged = stats.iter().filter(|s| s.converged).count();
-        assert!(converged >= 25, "tol {tol}: only {converged}/30 steps converged");
+        assert!(
+            converged >= 25,
+            "tol {tol}: only {converged}/30 steps converged"
+        );
         for s in stats.iter().filter(|s| s.converged) {
-            assert!(s.max_strain <= tol * (1.0 + 1e-9), "tol {tol}: step {} strain {}", s.step, s.max_strain);
+            assert!(
+                s.max_strain <= tol * (1.0 + 1e-9),
+                "tol {tol}: step {} strain {}",
+                s.step,
+                s.max_strain
+            );
         }
     }
 }
@@ -59,14 +90,26 @@ fn sle_reaches_1e9() {
     let stats = run(&mut w, SolverKind::Sle, 30);
     for s in &stats {
         assert!(!s.fell_back, "step {} fell back", s.step);
-        assert!(s.converged, "step {} did not converge: {}", s.step, s.position_residual);
-        assert!(s.max_strain <= 1e-9 * (1.0 + 1e-6), "step {} strain {}", s.step, s.max_strain);
+        assert!(
+            s.converged,
+            "step {} did not converge: {}",
+            s.step, s.position_residual
+        );
+        assert!(
+            s.max_strain <= 1e-9 * (1.0 + 1e-6),
+            "step {} strain {}",
+            s.step,
+            s.max_strain
+        );
         assert!(s.sle_residual < 1e-8, "solve residual {}", s.sle_residual);
     }
     // The damped Newton iteration alone reaches 1e-9 in most steps; Gauss–Seidel only
     // finishes the few strongly nonlinear ones.
     let pure = stats.iter().filter(|s| s.polish_sweeps == 0).count();
-    assert!(pure >= 24, "only {pure}/30 steps converged without Gauss–Seidel");
+    assert!(
+        pure >= 24,
+        "only {pure}/30 steps converged without Gauss–Seidel"
+    );
 }
 
 #[test]
@@ -99,7 +142,10 @@ fn iterative_and_sle_reach_the_same_state() {
     // impulses take (GS re-evaluates them, the SLE keeps the first preview's), a second-
     // order effect: well under 1 % of how far the cloth moved in the step.
     assert!(moved > 1e-3 * spacing, "the step moved nothing: {moved}");
-    assert!(diff < 1e-2 * moved, "states differ by {diff} m (moved {moved} m)");
+    assert!(
+        diff < 1e-2 * moved,
+        "states differ by {diff} m (moved {moved} m)"
+    );
 }
 
 fn momentum_check(kind: SolverKind, dir: ImpulseDirection, exact_angular: bool) {
@@ -110,15 +156,26 @@ fn momentum_check(kind: SolverKind, dir: ImpulseDirection, exact_angular: bool) 
     let a0 = w.cloth.particles.angular_momentum();
     let scale = w.cloth.particles.v.iter().map(|v| v.length()).sum::<f64>() * 0.2 / 100.0;
     let stats = run(&mut w, kind, 10);
-    assert!(stats.iter().map(|s| s.position_iterations).sum::<u32>() > 10, "no impulses were applied");
+    assert!(
+        stats.iter().map(|s| s.position_iterations).sum::<u32>() > 10,
+        "no impulses were applied"
+    );
     let l1 = w.cloth.particles.linear_momentum();
     let a1 = w.cloth.particles.angular_momentum();
-    assert!((l1 - l0).length() < 1e-12 * scale.max(1e-3), "{kind}: linear momentum drifted by {}", (l1 - l0).length());
+    assert!(
+        (l1 - l0).length() < 1e-12 * scale.max(1e-3),
+        "{kind}: linear momentum drifted by {}",
+        (l1 - l0).length()
+    );
     let da = (a1 - a0).length();
     if exact_angular {
         assert!(da < 1e-12, "{kind}: angular momentum drifted by {da}");
     } else {
-        assert!(da < 2e-2 * a0.length().max(1e-6), "{kind}: angular momentum drifted by {da} of {}", a0.length());
+        assert!(
+            da < 2e-2 * a0.length().max(1e-6),
+            "{kind}: angular momentum drifted by {da} of {}",
+            a0.length()
+        );
     }
 }
 
@@ -162,9 +219,15 @@ fn grabbed_particle_follows_its_target_and_drags_the_cloth() {
                 w.set_grab_target(target);
             }
             w.step(solver.as_mut()).unwrap();
-            assert!(w.cloth.particles.x[i].distance(target) < 1e-12, "{kind}: grabbed particle is off its target");
+            assert!(
+                w.cloth.particles.x[i].distance(target) < 1e-12,
+                "{kind}: grabbed particle is off its target"
+            );
         }
-        assert!(w.cloth.particles.x[99].distance(far) > 0.01, "{kind}: the cloth did not respond");
+        assert!(
+            w.cloth.particles.x[99].distance(far) > 0.01,
+            "{kind}: the cloth did not respond"
+        );
         w.release_grab();
         assert!(w.cloth.particles.inv_mass[i] > 0.0);
         w.step(solver.as_mut()).unwrap();
@@ -179,9 +242,12 @@ fn scrambled_cloth_is_repaired() {
     let spacing = w.cloth.topology.rest[0];
     for (i, x) in w.cloth.particles.x.iter_mut().enumerate() {
         if w.cloth.particles.inv_mass[i] > 0.0 {
-            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            rng = rng
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let r = |s: u64| ((s >> 33) as f64 / (1u64 << 31) as f64) - 0.5;
-            *x += DVec3::new(r(rng), r(rng.rotate_left(17)), r(rng.rotate_left(31))) * (0.6 * spacing);
+            *x += DVec3::new(r(rng), r(rng.rotate_left(17)), r(rng.rotate_left(31)))
+                * (0.6 * spacing);
         }
     }
     let (max0, _) = w.cloth.strain_stats();
@@ -191,7 +257,10 @@ fn scrambled_cloth_is_repaired() {
     w.set_params(p).unwrap();
     let stats = run(&mut w, SolverKind::Iterative, 10);
     let strains: Vec<f64> = stats.iter().map(|s| s.max_strain).collect();
-    assert!(strains[..3].iter().any(|&s| s <= 1e-3 * (1.0 + 1e-9)), "not repaired within 3 steps: {strains:?}");
+    assert!(
+        strains[..3].iter().any(|&s| s <= 1e-3 * (1.0 + 1e-9)),
+        "not repaired within 3 steps: {strains:?}"
+    );
 }
 
 #[test]
@@ -202,7 +271,10 @@ fn verlet_stretches_more_at_the_same_budget() {
     // the impulse solvers add is the velocity pass and stopping on a tolerance.
     let budget = 20;
     let mut worst = [0.0f64; 2];
-    for (k, kind) in [SolverKind::Iterative, SolverKind::Verlet].into_iter().enumerate() {
+    for (k, kind) in [SolverKind::Iterative, SolverKind::Verlet]
+        .into_iter()
+        .enumerate()
+    {
         let mut p = params(1e-6);
         p.max_iterations = budget;
         p.verlet_passes = budget;
@@ -210,13 +282,21 @@ fn verlet_stretches_more_at_the_same_budget() {
         let stats = run(&mut w, kind, 60);
         worst[k] = stats.iter().map(|s| s.max_strain).fold(0.0, f64::max);
     }
-    assert!(worst[1] > 1.01 * worst[0], "Verlet {} vs iterative {}", worst[1], worst[0]);
+    assert!(
+        worst[1] > 1.01 * worst[0],
+        "Verlet {} vs iterative {}",
+        worst[1],
+        worst[0]
+    );
 }
 
 #[test]
 fn deterministic_across_thread_counts() {
     let run_with = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
         pool.install(|| {
             let mut w = hanging(70, 0.05, params(1e-3));
             run(&mut w, SolverKind::Iterative, 5);
@@ -232,15 +312,37 @@ fn deterministic_across_thread_counts() {
 
 #[test]
 fn bad_input_is_an_error_not_a_panic() {
-    let bad_grid = Cloth::grid(&GridSpec { width: 1, height: 1, ..Default::default() });
+    let bad_grid = Cloth::grid(&GridSpec {
+        width: 1,
+        height: 1,
+        ..Default::default()
+    });
     assert!(matches!(bad_grid, Err(SimError::InvalidGrid { .. })));
-    let bad_size = Cloth::grid(&GridSpec { size: f64::NAN, ..Default::default() });
-    assert!(matches!(bad_size, Err(SimError::InvalidParameter { name: "size", .. })));
+    let bad_size = Cloth::grid(&GridSpec {
+        size: f64::NAN,
+        ..Default::default()
+    });
+    assert!(matches!(
+        bad_size,
+        Err(SimError::InvalidParameter { name: "size", .. })
+    ));
     for p in [
-        impulse_cloth::sim::SimParams { dt: 0.0, ..Default::default() },
-        impulse_cloth::sim::SimParams { tolerance: -1.0, ..Default::default() },
-        impulse_cloth::sim::SimParams { tolerance: f64::NAN, ..Default::default() },
-        impulse_cloth::sim::SimParams { gravity: DVec3::new(0.0, f64::INFINITY, 0.0), ..Default::default() },
+        impulse_cloth::sim::SimParams {
+            dt: 0.0,
+            ..Default::default()
+        },
+        impulse_cloth::sim::SimParams {
+            tolerance: -1.0,
+            ..Default::default()
+        },
+        impulse_cloth::sim::SimParams {
+            tolerance: f64::NAN,
+            ..Default::default()
+        },
+        impulse_cloth::sim::SimParams {
+            gravity: DVec3::new(0.0, f64::INFINITY, 0.0),
+            ..Default::default()
+        },
     ] {
         assert!(p.validate().is_err(), "{p:?} accepted");
     }

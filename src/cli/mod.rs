@@ -24,9 +24,9 @@ impl FromStr for GridArg {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let parse = |t: &str| {
-            t.trim()
-                .parse::<usize>()
-                .map_err(|_| format!("`{s}` is not a grid size (expected N or WxH, e.g. 40 or 64x32)"))
+            t.trim().parse::<usize>().map_err(|_| {
+                format!("`{s}` is not a grid size (expected N or WxH, e.g. 40 or 64x32)")
+            })
         };
         let (w, h) = match s.split_once(['x', 'X', '×']) {
             Some((w, h)) => (parse(w)?, parse(h)?),
@@ -36,12 +36,20 @@ impl FromStr for GridArg {
             }
         };
         if w == 0 || h == 0 || w * h < 2 {
-            return Err(format!("grid `{s}` needs W, H ≥ 1 and at least two particles"));
+            return Err(format!(
+                "grid `{s}` needs W, H ≥ 1 and at least two particles"
+            ));
         }
         if w > crate::sim::cloth::MAX_GRID_SIDE || h > crate::sim::cloth::MAX_GRID_SIDE {
-            return Err(format!("grid `{s}`: sides above {} are not supported", crate::sim::cloth::MAX_GRID_SIDE));
+            return Err(format!(
+                "grid `{s}`: sides above {} are not supported",
+                crate::sim::cloth::MAX_GRID_SIDE
+            ));
         }
-        Ok(GridArg { width: w, height: h })
+        Ok(GridArg {
+            width: w,
+            height: h,
+        })
     }
 }
 
@@ -84,10 +92,17 @@ impl FromStr for BallArg {
 pub fn parse_floats(s: &str, n: usize) -> Result<Vec<f64>, String> {
     let v: Vec<f64> = s
         .split(',')
-        .map(|t| t.trim().parse::<f64>().map_err(|_| format!("`{t}` in `{s}` is not a number")))
+        .map(|t| {
+            t.trim()
+                .parse::<f64>()
+                .map_err(|_| format!("`{t}` in `{s}` is not a number"))
+        })
         .collect::<Result<_, _>>()?;
     if v.len() != n {
-        return Err(format!("`{s}` needs {n} comma-separated numbers, got {}", v.len()));
+        return Err(format!(
+            "`{s}` needs {n} comma-separated numbers, got {}",
+            v.len()
+        ));
     }
     if let Some(bad) = v.iter().find(|x| !x.is_finite()) {
         return Err(format!("`{bad}` in `{s}` is not finite"));
@@ -97,7 +112,10 @@ pub fn parse_floats(s: &str, n: usize) -> Result<Vec<f64>, String> {
 
 /// A finite positive number.
 pub fn positive(s: &str) -> Result<f64, String> {
-    let v: f64 = s.trim().parse().map_err(|_| format!("`{s}` is not a number"))?;
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number"))?;
     if !(v.is_finite() && v > 0.0) {
         return Err(format!("`{s}` must be a finite number > 0"));
     }
@@ -106,7 +124,10 @@ pub fn positive(s: &str) -> Result<f64, String> {
 
 /// A finite number ≥ 0.
 pub fn non_negative(s: &str) -> Result<f64, String> {
-    let v: f64 = s.trim().parse().map_err(|_| format!("`{s}` is not a number"))?;
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number"))?;
     if !(v.is_finite() && v >= 0.0) {
         return Err(format!("`{s}` must be a finite number ≥ 0"));
     }
@@ -154,7 +175,9 @@ pub fn launch_app(args: AppArgs) -> ExitCode {
     #[cfg(not(feature = "app"))]
     {
         let _ = args;
-        eprintln!("impulse-cloth was built without the `app` feature; use `run` or `bench`, or rebuild with default features");
+        eprintln!(
+            "impulse-cloth was built without the `app` feature; use `run` or `bench`, or rebuild with default features"
+        );
         ExitCode::from(2)
     }
 }

@@ -1,13 +1,443 @@
-//! `impulse-cloth run`: one headless simulation, exported.
+//! `impulse-cloth run`: one headless simulation, exported as a JSON report and OBJ frames.
 
+use std::fs;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
+
+use glam::DVec3;
+use serde::Serialize;
+
+use super::{BallArg, GridArg, Vec3Arg, non_negative, positive};
+use crate::sim::{Ball, PinSpec, ScenePreset, SceneSpec, SimParams, SolverKind, StepStats, World};
 
 /// Flags of `run`.
 #[derive(Debug, Clone, clap::Args)]
-pub struct RunArgs {}
+pub struct RunArgs {
+    /// Scene: hanging (004 §4), curtain, drape (over a ball), flag (in the wind).
+    #[arg(long, default_value = "hanging")]
+    pub scene: ScenePreset,
+    /// Grid: N (N×N) or WxH particles.
+    #[arg(long, default_value = "20")]
+    pub grid: GridArg,
+    /// Longer side of the cloth, m.
+    #[arg(long, default_value_t = 1.0, value_parser = positive)]
+    pub size: f64,
+    /// Total mass, kg.
+    #[arg(long, default_value_t = 0.2, value_parser = positive)]
+    pub mass: f64,
+    /// Solver: iterative, sle, verlet.
+    #[arg(long, default_value = "iterative")]
+    pub solver: SolverKind,
+    /// Allowed relative strain |d−L|/L (default: 1e-9 for sle, 1e-3 otherwise).
+    #[arg(long, value_parser = positive)]
+    pub tolerance: Option<f64>,
+    /// Iteration cap per pass (0 = none; the safety cap still applies).
+    #[arg(long, default_value_t = 0)]
+    pub max_iterations: u32,
+    /// Verlet relaxation passes per step.
+    #[arg(long, default_value_t = 10)]
+    pub verlet_passes: u32,
+    /// Time step, s.
+    #[arg(long, default_value_t = 1.0 / 30.0, value_parser = positive)]
+    pub dt: f64,
+    /// Number of steps.
+    #[arg(long, default_value_t = 100)]
+    pub steps: u64,
+    /// Random seed for the initial velocities.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Worker threads (0 = all cores).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// Pins: corners, top-edge, left-edge, none, or row-major indices like 0,19.
+    #[arg(long)]
+    pub pin: Option<PinSpec>,
+    /// Move the pins inward by this fraction of the edge (the cloth starts bent, unstretched).
+    #[arg(long, default_value_t = 0.0, value_parser = non_negative)]
+    pub slack: f64,
+    /// Gravity x,y,z in m/s².
+    #[arg(long, default_value = "0,-9.81,0", allow_hyphen_values = true)]
+    pub gravity: Vec3Arg,
+    /// Fraction of particles given a random initial velocity (default: the scene's).
+    #[arg(long, value_parser = non_negative)]
+    pub perturb: Option<f64>,
+    /// Wind velocity x,y,z in m/s (turns wind on).
+    #[arg(long, allow_hyphen_values = true)]
+    pub wind: Option<Vec3Arg>,
+    /// A still ball x,y,z,r (m).
+    #[arg(long, allow_hyphen_values = true)]
+    pub ball: Option<BallArg>,
+    /// Write a JSON report here.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Record positions and velocities every K steps into the report (and OBJ frames).
+    #[arg(long, value_name = "K")]
+    pub positions_every: Option<u64>,
+    /// Write one OBJ file per recorded frame into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub obj_dir: Option<PathBuf>,
+    /// No summary table.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Percentile summary of per-step times, ms.
+#[derive(Debug, Clone, Copy, Serialize, Default)]
+pub struct TimeSummary {
+    /// Mean.
+    pub mean: f64,
+    /// Median.
+    pub p50: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// Maximum.
+    pub max: f64,
+}
+
+impl TimeSummary {
+    /// Summarise a list of durations.
+    pub fn of(times: &[Duration]) -> TimeSummary {
+        if times.is_empty() {
+            return TimeSummary::default();
+        }
+        let mut ms: Vec<f64> = times.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+        ms.sort_by(f64::total_cmp);
+        let pick = |q: f64| ms[((ms.len() - 1) as f64 * q).round() as usize];
+        TimeSummary {
+            mean: ms.iter().sum::<f64>() / ms.len() as f64,
+            p50: pick(0.5),
+            p95: pick(0.95),
+            max: *ms.last().unwrap(),
+        }
+    }
+}
+
+/// Iteration summary.
+#[derive(Debug, Clone, Copy, Serialize, Default)]
+pub struct IterSummary {
+    /// Mean position-pass iterations.
+    pub mean: f64,
+    /// Largest.
+    pub max: u32,
+}
+
+/// One recorded frame.
+#[derive(Debug, Clone, Serialize)]
+pub struct Frame {
+    /// Step index (0 = initial state).
+    pub step: u64,
+    /// Positions.
+    pub positions: Vec<[f64; 3]>,
+    /// Velocities.
+    pub velocities: Vec<[f64; 3]>,
+}
+
+/// The JSON report of `run`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Solver name.
+    pub solver: SolverKind,
+    /// Scene name.
+    pub scene: ScenePreset,
+    /// [W, H].
+    pub grid: [usize; 2],
+    /// Time step, s.
+    pub dt: f64,
+    /// Steps completed.
+    pub steps: u64,
+    /// Tolerance used.
+    pub tolerance: f64,
+    /// Iteration cap (0 = none).
+    pub max_iterations: u32,
+    /// Worker threads.
+    pub threads: usize,
+    /// Seed.
+    pub seed: u64,
+    /// Particles.
+    pub particles: usize,
+    /// Structural distance constraints.
+    pub constraints: usize,
+    /// Shear + bend springs.
+    pub springs: usize,
+    /// Inverse masses at the start (0 = pinned).
+    pub inverse_masses: Vec<f64>,
+    /// Structural constraints as particle pairs.
+    pub edges: Vec<[u32; 2]>,
+    /// Their rest lengths.
+    pub rest_lengths: Vec<f64>,
+    /// Per-step wall time, ms.
+    pub ms_per_step: TimeSummary,
+    /// Position-pass iterations.
+    pub iterations: IterSummary,
+    /// Largest |d−L|/L over the structural constraints after any step.
+    pub max_strain: f64,
+    /// Steps that ended with some constraint outside the tolerance.
+    pub capped_steps: u64,
+    /// SLE steps that fell back to the iterative solver.
+    pub fallback_steps: u64,
+    /// Error that stopped the run, if any.
+    pub error: Option<String>,
+    /// Positions after the last completed step.
+    pub final_positions: Vec<[f64; 3]>,
+    /// Recorded frames (with `--positions-every`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frames: Option<Vec<Frame>>,
+}
+
+fn arr(v: &[DVec3]) -> Vec<[f64; 3]> {
+    v.iter().map(|p| p.to_array()).collect()
+}
+
+/// Build the world a `run` describes (shared with `bench`).
+pub fn build_world(args: &RunArgs) -> Result<World, String> {
+    let tolerance = args.tolerance.unwrap_or(args.solver.default_tolerance());
+    let mut params = SimParams {
+        dt: args.dt,
+        gravity: args.gravity.0,
+        tolerance,
+        max_iterations: args.max_iterations,
+        verlet_passes: args.verlet_passes,
+        ..SimParams::default()
+    };
+    if let Some(w) = args.wind {
+        params.wind.enabled = true;
+        params.wind.velocity = w.0;
+    }
+    if let Some(b) = args.ball {
+        params.ball = Some(Ball::still(b.center, b.radius));
+    }
+    let mut spec = SceneSpec::new(args.scene, args.grid.width, args.grid.height);
+    spec.size = args.size;
+    spec.mass = args.mass;
+    spec.slack = args.slack;
+    spec.seed = args.seed;
+    if let Some(p) = &args.pin {
+        spec.pins = p.clone();
+    }
+    if let Some(p) = args.perturb {
+        spec.perturb = p;
+    }
+    spec.build(params).map_err(|e| e.to_string())
+}
+
+fn check_writable(path: &Path) -> Result<(), String> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        return Err(format!(
+            "cannot write {}: directory {} does not exist",
+            path.display(),
+            dir.display()
+        ));
+    }
+    let probe = dir.join(format!(".impulse-cloth-probe-{}", std::process::id()));
+    fs::write(&probe, b"").map_err(|e| format!("cannot write to {}: {e}", dir.display()))?;
+    let _ = fs::remove_file(probe);
+    Ok(())
+}
+
+/// Write `bytes` to `path` atomically (temporary file, then rename).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension(format!(
+        "{}.tmp",
+        path.extension().and_then(|e| e.to_str()).unwrap_or("")
+    ));
+    {
+        let mut f = fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+    }
+    fs::rename(tmp, path)
+}
+
+fn write_obj(dir: &Path, step: u64, world: &World) -> std::io::Result<()> {
+    let mut s = String::with_capacity(world.cloth.len() * 40);
+    s.push_str(&format!("# impulse-cloth step {step}\n"));
+    for x in &world.cloth.particles.x {
+        s.push_str(&format!("v {} {} {}\n", x.x, x.y, x.z));
+    }
+    for t in &world.cloth.topology.triangles {
+        s.push_str(&format!("f {} {} {}\n", t[0] + 1, t[1] + 1, t[2] + 1));
+    }
+    write_atomic(&dir.join(format!("frame_{step:06}.obj")), s.as_bytes())
+}
+
+/// Run a simulation to completion (or to a non-finite step). Returns the report.
+pub fn simulate(
+    args: &RunArgs,
+    mut world: World,
+    progress: Option<&indicatif::ProgressBar>,
+) -> Report {
+    let mut solver = args.solver.create();
+    let topo = &world.cloth.topology;
+    let mut report = Report {
+        solver: args.solver,
+        scene: args.scene,
+        grid: [topo.width, topo.height],
+        dt: world.params.dt,
+        steps: 0,
+        tolerance: world.params.tolerance,
+        max_iterations: world.params.max_iterations,
+        threads: rayon::current_num_threads(),
+        seed: args.seed,
+        particles: world.cloth.len(),
+        constraints: topo.edges.len(),
+        springs: topo.springs.len(),
+        inverse_masses: world.cloth.particles.inv_mass.clone(),
+        edges: topo.edges.clone(),
+        rest_lengths: topo.rest.clone(),
+        ms_per_step: TimeSummary::default(),
+        iterations: IterSummary::default(),
+        max_strain: 0.0,
+        capped_steps: 0,
+        fallback_steps: 0,
+        error: None,
+        final_positions: vec![],
+        frames: args.positions_every.map(|_| Vec::new()),
+    };
+    let every = args.positions_every.filter(|&k| k > 0);
+    let record = |world: &World, report: &mut Report| {
+        if let Some(frames) = &mut report.frames {
+            frames.push(Frame {
+                step: world.steps,
+                positions: arr(&world.cloth.particles.x),
+                velocities: arr(&world.cloth.particles.v),
+            });
+        }
+        if let Some(dir) = &args.obj_dir
+            && let Err(e) = write_obj(dir, world.steps, world)
+        {
+            report.error.get_or_insert(format!("writing OBJ: {e}"));
+        }
+    };
+    if every.is_some() || args.obj_dir.is_some() {
+        record(&world, &mut report);
+    }
+    let mut times = Vec::with_capacity(args.steps as usize);
+    let mut iters: Vec<u32> = Vec::with_capacity(args.steps as usize);
+    for _ in 0..args.steps {
+        let stats: StepStats = match world.step(solver.as_mut()) {
+            Ok(s) => s,
+            Err(e) => {
+                report.error = Some(e.to_string());
+                break;
+            }
+        };
+        times.push(stats.timings.total());
+        iters.push(stats.position_iterations);
+        report.max_strain = report.max_strain.max(stats.max_strain);
+        if stats.max_strain > world.params.tolerance * (1.0 + 1e-9) {
+            report.capped_steps += 1;
+        }
+        report.fallback_steps += stats.fell_back as u64;
+        report.steps += 1;
+        if let Some(k) = every.or(args.obj_dir.as_ref().map(|_| 1))
+            && world.steps.is_multiple_of(k)
+        {
+            record(&world, &mut report);
+        }
+        if let Some(pb) = progress {
+            pb.inc(1);
+        }
+    }
+    report.ms_per_step = TimeSummary::of(&times);
+    report.iterations = IterSummary {
+        mean: iters.iter().map(|&i| i as f64).sum::<f64>() / iters.len().max(1) as f64,
+        max: iters.iter().copied().max().unwrap_or(0),
+    };
+    report.final_positions = arr(&world.cloth.particles.x);
+    report
+}
+
+/// Configure rayon's global pool (0 = all cores). Errors if called twice with another size.
+pub fn set_threads(threads: usize) -> Result<(), String> {
+    if threads == 0 {
+        return Ok(());
+    }
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build_global()
+        .map_err(|e| format!("cannot set up {threads} threads: {e}"))
+}
 
 /// Entry point of `run`.
-pub fn main(_args: RunArgs) -> ExitCode {
-    eprintln!("run: not implemented yet");
-    ExitCode::from(2)
+pub fn main(args: RunArgs) -> ExitCode {
+    let fail = |msg: String| {
+        eprintln!("error: {msg}");
+        ExitCode::from(2)
+    };
+    if args.positions_every == Some(0) {
+        return fail("--positions-every must be at least 1".into());
+    }
+    let world = match build_world(&args) {
+        Ok(w) => w,
+        Err(e) => return fail(e),
+    };
+    if let Some(p) = &args.json
+        && let Err(e) = check_writable(p)
+    {
+        return fail(e);
+    }
+    if let Some(d) = &args.obj_dir {
+        if let Err(e) = fs::create_dir_all(d) {
+            return fail(format!("cannot create {}: {e}", d.display()));
+        }
+        if let Err(e) = check_writable(&d.join("x")) {
+            return fail(e);
+        }
+    }
+    if let Err(e) = set_threads(args.threads) {
+        return fail(e);
+    }
+    let pb = std::io::stderr().is_terminal().then(|| {
+        let pb = indicatif::ProgressBar::new(args.steps);
+        pb.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} steps {elapsed}/{eta}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        pb
+    });
+    let report = simulate(&args, world, pb.as_ref());
+    if let Some(pb) = pb {
+        pb.finish_and_clear();
+    }
+    if !args.quiet {
+        println!(
+            "| solver | grid | steps | ms/step mean | p95 | iterations mean | max | max strain | capped | fallbacks |"
+        );
+        println!("|---|---|---|---|---|---|---|---|---|---|");
+        println!(
+            "| {} | {}x{} | {} | {:.3} | {:.3} | {:.1} | {} | {:.3e} | {} | {} |",
+            report.solver,
+            report.grid[0],
+            report.grid[1],
+            report.steps,
+            report.ms_per_step.mean,
+            report.ms_per_step.p95,
+            report.iterations.mean,
+            report.iterations.max,
+            report.max_strain,
+            report.capped_steps,
+            report.fallback_steps
+        );
+    }
+    if let Some(p) = &args.json {
+        let json = match serde_json::to_vec_pretty(&report) {
+            Ok(j) => j,
+            Err(e) => return fail(format!("cannot encode the report: {e}")),
+        };
+        if let Err(e) = write_atomic(p, &json) {
+            eprintln!("error: cannot write {}: {e}", p.display());
+            return ExitCode::from(1);
+        }
+    }
+    if let Some(e) = &report.error {
+        eprintln!("error: {e}");
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
 }

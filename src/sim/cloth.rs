@@ -195,13 +195,21 @@ impl GridSpec {
             return Err(bad("a cloth needs at least two particles".into()));
         }
         if w > MAX_GRID_SIDE || h > MAX_GRID_SIDE {
-            return Err(bad(format!("sides larger than {MAX_GRID_SIDE} are not supported")));
+            return Err(bad(format!(
+                "sides larger than {MAX_GRID_SIDE} are not supported"
+            )));
         }
         if !(self.size.is_finite() && self.size > 0.0) {
-            return Err(SimError::param("size", format!("{} must be a positive length", self.size)));
+            return Err(SimError::param(
+                "size",
+                format!("{} must be a positive length", self.size),
+            ));
         }
         if !(self.mass.is_finite() && self.mass > 0.0) {
-            return Err(SimError::param("mass", format!("{} must be a positive mass", self.mass)));
+            return Err(SimError::param(
+                "mass",
+                format!("{} must be a positive mass", self.mass),
+            ));
         }
         if !self.origin.is_finite() {
             return Err(SimError::param("origin", "must be finite"));
@@ -394,7 +402,9 @@ impl Cloth {
 
     /// Indices of the pinned particles.
     pub fn pinned_indices(&self) -> Vec<usize> {
-        (0..self.len()).filter(|&i| self.particles.pinned[i]).collect()
+        (0..self.len())
+            .filter(|&i| self.particles.pinned[i])
+            .collect()
     }
 
     /// Index of the particle nearest to `p`.

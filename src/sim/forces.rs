@@ -7,7 +7,12 @@ use super::params::{SimParams, SpringParams, Wind};
 
 /// Per-particle acceleration from forces that are constant over the step (004 §3.1):
 /// gravity and wind. Static particles get none.
-pub fn external_accelerations(cloth: &Cloth, params: &SimParams, time: f64, accel: &mut Vec<DVec3>) {
+pub fn external_accelerations(
+    cloth: &Cloth,
+    params: &SimParams,
+    time: f64,
+    accel: &mut Vec<DVec3>,
+) {
     let p = &cloth.particles;
     accel.clear();
     accel.resize(p.len(), DVec3::ZERO);
@@ -33,7 +38,8 @@ pub fn gust_factor(wind: &Wind, t: f64, x: DVec3) -> f64 {
         return 1.0;
     }
     let w = std::f64::consts::TAU * wind.gust_frequency;
-    let g = 0.6 * (w * t - 2.3 * x.x - 1.1 * x.z).sin() + 0.4 * (1.7 * w * t + 3.1 * x.y + 1.9 * x.x).sin();
+    let g = 0.6 * (w * t - 2.3 * x.x - 1.1 * x.z).sin()
+        + 0.4 * (1.7 * w * t + 3.1 * x.y + 1.9 * x.x).sin();
     1.0 + wind.gust * g
 }
 

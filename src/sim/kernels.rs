@@ -31,6 +31,7 @@ pub fn strain(d: f64, rest: f64) -> f64 {
 /// p = e / (h (k_a + k_b)) changes the relative velocity along `dir` by e/h; with `dir`
 /// from the preview this makes the previewed distance exactly `rest`.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)] // a pure kernel: scalars in, corrections out
 pub fn position_impulse(
     pa: DVec3,
     pb: DVec3,

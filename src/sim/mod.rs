@@ -97,7 +97,10 @@ impl World {
             return Err(SimError::param("grab target", "must be finite"));
         }
         self.release_grab();
-        self.grab = Some(Grab { particle: i, target });
+        self.grab = Some(Grab {
+            particle: i,
+            target,
+        });
         self.cloth.particles.inv_mass[i] = 0.0;
         self.cloth.static_version += 1;
         Ok(())
@@ -155,17 +158,35 @@ impl World {
                     p.inv_mass[g.particle] = 0.0;
                     p.v[g.particle] = (g.target - p.x[g.particle]) / h;
                 }
-                forces::external_accelerations(&self.cloth, &self.params, self.time, &mut self.accel);
+                forces::external_accelerations(
+                    &self.cloth,
+                    &self.params,
+                    self.time,
+                    &mut self.accel,
+                );
                 forces::spring_impulses(&mut self.cloth, &self.params, &mut self.scratch);
             }
             Phase::Collision => {
                 self.ball_end = self.params.ball.map(|mut b| {
-                    collision::advance_ball(&mut b, self.time, h, self.params.gravity, self.params.ground);
+                    collision::advance_ball(
+                        &mut b,
+                        self.time,
+                        h,
+                        self.params.gravity,
+                        self.params.ground,
+                    );
                     b
                 });
                 if solver.contact_model() == ContactModel::Impulse {
                     let p = &mut self.cloth.particles;
-                    collision::contact_impulses(&p.x, &mut p.v, &p.inv_mass, &self.accel, &self.params, self.ball_end.as_ref());
+                    collision::contact_impulses(
+                        &p.x,
+                        &mut p.v,
+                        &p.inv_mass,
+                        &self.accel,
+                        &self.params,
+                        self.ball_end.as_ref(),
+                    );
                 }
             }
             Phase::Position | Phase::Integration | Phase::Velocity => {
@@ -183,7 +204,14 @@ impl World {
                         solver.integrate(&mut ctx);
                         if solver.contact_model() == ContactModel::Impulse {
                             let p = &mut ctx.cloth.particles;
-                            collision::project_out(&mut p.x, &mut p.v, &p.inv_mass, ctx.params, ctx.ball_end, true);
+                            collision::project_out(
+                                &mut p.x,
+                                &mut p.v,
+                                &p.inv_mass,
+                                ctx.params,
+                                ctx.ball_end,
+                                true,
+                            );
                         }
                     }
                     _ => solver.velocity_pass(&mut ctx),
@@ -197,14 +225,20 @@ impl World {
     /// End the step: check for non-finite values (restoring the previous state if any),
     /// advance time, move the ball and return the statistics.
     pub fn finish_step(&mut self) -> Result<StepStats, SimError> {
-        let mut stats = self.current.take().unwrap_or_else(|| StepStats::new(self.steps, SolverKind::Iterative));
+        let mut stats = self
+            .current
+            .take()
+            .unwrap_or_else(|| StepStats::new(self.steps, SolverKind::Iterative));
         let p = &self.cloth.particles;
-        let bad = p
-            .x
-            .iter()
-            .position(|x| !x.is_finite())
-            .map(|i| ("position", i))
-            .or_else(|| p.v.iter().position(|v| !v.is_finite()).map(|i| ("velocity", i)));
+        let bad =
+            p.x.iter()
+                .position(|x| !x.is_finite())
+                .map(|i| ("position", i))
+                .or_else(|| {
+                    p.v.iter()
+                        .position(|v| !v.is_finite())
+                        .map(|i| ("velocity", i))
+                });
         if let Some((what, particle)) = bad {
             self.cloth.particles.x.clone_from(&self.saved_x);
             self.cloth.particles.v.clone_from(&self.saved_v);

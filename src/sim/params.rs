@@ -199,22 +199,134 @@ pub struct ParamSpec {
 
 /// Ranges of the scalar parameters. [`SimParams::validate`] enforces them.
 pub const PARAM_SPECS: &[ParamSpec] = &[
-    ParamSpec { name: "dt", unit: "s", min: 1e-4, max: 0.1, log: true, help: "time step h" },
-    ParamSpec { name: "tolerance", unit: "", min: 1e-12, max: 0.5, log: true, help: "allowed relative strain |d-L|/L" },
-    ParamSpec { name: "max_iterations", unit: "", min: 0.0, max: 1e6, log: false, help: "iteration cap per pass (0 = none)" },
-    ParamSpec { name: "hard_cap", unit: "", min: 1.0, max: 1e7, log: true, help: "safety cap on sweeps per pass" },
-    ParamSpec { name: "gravity", unit: "m/s²", min: -100.0, max: 100.0, log: false, help: "gravity component" },
-    ParamSpec { name: "stiffness", unit: "N/m", min: 0.0, max: 1e4, log: false, help: "spring constant (clamped to the explicit-Euler stability limit)" },
-    ParamSpec { name: "damping", unit: "N·s/m", min: 0.0, max: 100.0, log: false, help: "spring damping along the spring" },
-    ParamSpec { name: "wind_speed", unit: "m/s", min: -50.0, max: 50.0, log: false, help: "wind velocity component" },
-    ParamSpec { name: "wind_drag", unit: "N·s/m³", min: 0.0, max: 100.0, log: false, help: "force per area per normal relative speed" },
-    ParamSpec { name: "gust", unit: "", min: 0.0, max: 2.0, log: false, help: "gust amplitude relative to the mean wind" },
-    ParamSpec { name: "gust_frequency", unit: "Hz", min: 0.0, max: 20.0, log: false, help: "gust frequency" },
-    ParamSpec { name: "friction", unit: "", min: 0.0, max: 5.0, log: false, help: "Coulomb friction coefficient" },
-    ParamSpec { name: "ball_radius", unit: "m", min: 1e-3, max: 100.0, log: false, help: "ball radius" },
-    ParamSpec { name: "sle_max_solves", unit: "", min: 1.0, max: 1000.0, log: false, help: "SLE solves per factorisation" },
-    ParamSpec { name: "verlet_passes", unit: "", min: 0.0, max: 100000.0, log: false, help: "Verlet relaxation passes" },
-    ParamSpec { name: "verlet_damping", unit: "", min: 0.0, max: 1.0, log: false, help: "Verlet velocity damping per step" },
+    ParamSpec {
+        name: "dt",
+        unit: "s",
+        min: 1e-4,
+        max: 0.1,
+        log: true,
+        help: "time step h",
+    },
+    ParamSpec {
+        name: "tolerance",
+        unit: "",
+        min: 1e-12,
+        max: 0.5,
+        log: true,
+        help: "allowed relative strain |d-L|/L",
+    },
+    ParamSpec {
+        name: "max_iterations",
+        unit: "",
+        min: 0.0,
+        max: 1e6,
+        log: false,
+        help: "iteration cap per pass (0 = none)",
+    },
+    ParamSpec {
+        name: "hard_cap",
+        unit: "",
+        min: 1.0,
+        max: 1e7,
+        log: true,
+        help: "safety cap on sweeps per pass",
+    },
+    ParamSpec {
+        name: "gravity",
+        unit: "m/s²",
+        min: -100.0,
+        max: 100.0,
+        log: false,
+        help: "gravity component",
+    },
+    ParamSpec {
+        name: "stiffness",
+        unit: "N/m",
+        min: 0.0,
+        max: 1e4,
+        log: false,
+        help: "spring constant (clamped to the explicit-Euler stability limit)",
+    },
+    ParamSpec {
+        name: "damping",
+        unit: "N·s/m",
+        min: 0.0,
+        max: 100.0,
+        log: false,
+        help: "spring damping along the spring",
+    },
+    ParamSpec {
+        name: "wind_speed",
+        unit: "m/s",
+        min: -50.0,
+        max: 50.0,
+        log: false,
+        help: "wind velocity component",
+    },
+    ParamSpec {
+        name: "wind_drag",
+        unit: "N·s/m³",
+        min: 0.0,
+        max: 100.0,
+        log: false,
+        help: "force per area per normal relative speed",
+    },
+    ParamSpec {
+        name: "gust",
+        unit: "",
+        min: 0.0,
+        max: 2.0,
+        log: false,
+        help: "gust amplitude relative to the mean wind",
+    },
+    ParamSpec {
+        name: "gust_frequency",
+        unit: "Hz",
+        min: 0.0,
+        max: 20.0,
+        log: false,
+        help: "gust frequency",
+    },
+    ParamSpec {
+        name: "friction",
+        unit: "",
+        min: 0.0,
+        max: 5.0,
+        log: false,
+        help: "Coulomb friction coefficient",
+    },
+    ParamSpec {
+        name: "ball_radius",
+        unit: "m",
+        min: 1e-3,
+        max: 100.0,
+        log: false,
+        help: "ball radius",
+    },
+    ParamSpec {
+        name: "sle_max_solves",
+        unit: "",
+        min: 1.0,
+        max: 1000.0,
+        log: false,
+        help: "SLE solves per factorisation",
+    },
+    ParamSpec {
+        name: "verlet_passes",
+        unit: "",
+        min: 0.0,
+        max: 100000.0,
+        log: false,
+        help: "Verlet relaxation passes",
+    },
+    ParamSpec {
+        name: "verlet_damping",
+        unit: "",
+        min: 0.0,
+        max: 1.0,
+        log: false,
+        help: "Verlet velocity damping per step",
+    },
 ];
 
 /// Look up the spec of a parameter by name.
@@ -230,7 +342,10 @@ fn check(name: &'static str, v: f64) -> Result<(), SimError> {
     if v < s.min || v > s.max {
         return Err(SimError::param(
             name,
-            format!("{v} is outside the valid range [{}, {}] {}", s.min, s.max, s.unit),
+            format!(
+                "{v} is outside the valid range [{}, {}] {}",
+                s.min, s.max, s.unit
+            ),
         ));
     }
     Ok(())
@@ -270,19 +385,35 @@ impl SimParams {
             check("ball_radius", b.radius)?;
             for c in b.center.to_array().into_iter().chain(b.velocity.to_array()) {
                 if !c.is_finite() {
-                    return Err(SimError::param("ball", "position and velocity must be finite"));
+                    return Err(SimError::param(
+                        "ball",
+                        "position and velocity must be finite",
+                    ));
                 }
             }
-            if let BallMotion::Swing { anchor, axis, frequency } = b.motion
-                && !(anchor.is_finite() && axis.is_finite() && frequency.is_finite() && frequency >= 0.0)
+            if let BallMotion::Swing {
+                anchor,
+                axis,
+                frequency,
+            } = b.motion
+                && !(anchor.is_finite()
+                    && axis.is_finite()
+                    && frequency.is_finite()
+                    && frequency >= 0.0)
             {
-                return Err(SimError::param("ball.motion", "swing anchor, axis and frequency must be finite"));
+                return Err(SimError::param(
+                    "ball.motion",
+                    "swing anchor, axis and frequency must be finite",
+                ));
             }
         }
         if let Some(g) = self.ground
             && !g.is_finite()
         {
-            return Err(SimError::param("ground", format!("{g} is not a finite height")));
+            return Err(SimError::param(
+                "ground",
+                format!("{g} is not a finite height"),
+            ));
         }
         check("sle_max_solves", self.sle_max_solves as f64)?;
         check("verlet_passes", self.verlet_passes as f64)?;

@@ -8,10 +8,10 @@ use glam::DVec3;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use super::World;
 use super::cloth::{Cloth, GridSpec, Orientation};
 use super::error::SimError;
 use super::params::{Ball, SimParams};
-use super::World;
 
 /// Which particles start pinned.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -65,7 +65,10 @@ impl PinSpec {
             PinSpec::None => vec![],
             PinSpec::Indices(v) => {
                 if let Some(&bad) = v.iter().find(|&&i| i >= w * h) {
-                    return Err(SimError::ParticleOutOfRange { index: bad, count: w * h });
+                    return Err(SimError::ParticleOutOfRange {
+                        index: bad,
+                        count: w * h,
+                    });
                 }
                 v.clone()
             }
@@ -89,7 +92,12 @@ pub enum ScenePreset {
 
 impl ScenePreset {
     /// Every preset.
-    pub const ALL: [ScenePreset; 4] = [ScenePreset::Hanging, ScenePreset::Curtain, ScenePreset::Drape, ScenePreset::Flag];
+    pub const ALL: [ScenePreset; 4] = [
+        ScenePreset::Hanging,
+        ScenePreset::Curtain,
+        ScenePreset::Drape,
+        ScenePreset::Flag,
+    ];
 
     /// Command-line name.
     pub fn name(self) -> &'static str {
@@ -132,7 +140,9 @@ impl FromStr for ScenePreset {
         ScenePreset::ALL
             .into_iter()
             .find(|p| p.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| format!("unknown scene `{s}` (expected hanging, curtain, drape or flag)"))
+            .ok_or_else(|| {
+                format!("unknown scene `{s}` (expected hanging, curtain, drape or flag)")
+            })
     }
 }
 
@@ -183,13 +193,22 @@ impl SceneSpec {
     /// top of `params` (ball, ground and wind for the presets that have them).
     pub fn build(&self, params: SimParams) -> Result<World, SimError> {
         if !(self.slack.is_finite() && (0.0..0.9).contains(&self.slack)) {
-            return Err(SimError::param("slack", format!("{} must be in [0, 0.9)", self.slack)));
+            return Err(SimError::param(
+                "slack",
+                format!("{} must be in [0, 0.9)", self.slack),
+            ));
         }
         if !(self.perturb.is_finite() && (0.0..=1.0).contains(&self.perturb)) {
-            return Err(SimError::param("perturb", format!("{} must be in [0, 1]", self.perturb)));
+            return Err(SimError::param(
+                "perturb",
+                format!("{} must be in [0, 1]", self.perturb),
+            ));
         }
         if !(self.perturb_speed.is_finite() && self.perturb_speed >= 0.0) {
-            return Err(SimError::param("perturb_speed", format!("{} must be ≥ 0", self.perturb_speed)));
+            return Err(SimError::param(
+                "perturb_speed",
+                format!("{} must be ≥ 0", self.perturb_speed),
+            ));
         }
         let vertical = matches!(self.preset, ScenePreset::Curtain | ScenePreset::Flag);
         let grid = GridSpec {
@@ -197,7 +216,11 @@ impl SceneSpec {
             height: self.height,
             size: self.size,
             mass: self.mass,
-            orientation: if vertical { Orientation::Vertical } else { Orientation::Horizontal },
+            orientation: if vertical {
+                Orientation::Vertical
+            } else {
+                Orientation::Horizontal
+            },
             origin: if vertical {
                 DVec3::new(0.0, self.size * 1.2, 0.0)
             } else {
@@ -217,7 +240,10 @@ impl SceneSpec {
             ScenePreset::Hanging | ScenePreset::Curtain => {}
             ScenePreset::Drape => {
                 let y = grid.origin.y;
-                params.ball = Some(Ball::still(DVec3::new(0.0, y - 0.45 * self.size, 0.0), 0.25 * self.size));
+                params.ball = Some(Ball::still(
+                    DVec3::new(0.0, y - 0.45 * self.size, 0.0),
+                    0.25 * self.size,
+                ));
                 params.ground = Some(y - 1.1 * self.size);
             }
             ScenePreset::Flag => {

@@ -104,7 +104,13 @@ pub fn preview_max_strain(cloth: &Cloth, accel: &[DVec3], h: f64) -> f64 {
 
 /// Position pass of Algorithm 1: sweeps until a sweep finds every previewed strain
 /// ≤ `params.tolerance`, or `cap` sweeps.
-pub fn position_pass(cloth: &mut Cloth, params: &SimParams, accel: &[DVec3], cap: u32, scratch: &mut Scratch) -> PassResult {
+pub fn position_pass(
+    cloth: &mut Cloth,
+    params: &SimParams,
+    accel: &[DVec3],
+    cap: u32,
+    scratch: &mut Scratch,
+) -> PassResult {
     let h = params.dt;
     let tol = params.tolerance;
     let mode = params.direction;
@@ -149,7 +155,12 @@ pub fn position_pass(cloth: &mut Cloth, params: &SimParams, accel: &[DVec3], cap
 
 /// Velocity pass (eq. 3): sweeps until the relative velocity along every constraint is
 /// ≤ tolerance·L/h — the velocity that would produce the allowed strain in one step.
-pub fn velocity_pass(cloth: &mut Cloth, params: &SimParams, cap: u32, scratch: &mut Scratch) -> PassResult {
+pub fn velocity_pass(
+    cloth: &mut Cloth,
+    params: &SimParams,
+    cap: u32,
+    scratch: &mut Scratch,
+) -> PassResult {
     let h = params.dt;
     let tol = params.tolerance;
     let compute = |c: &Cloth, e: usize| -> Delta {
@@ -212,7 +223,12 @@ impl Solver for IterativeSolver {
         if !ctx.params.velocity_pass {
             return;
         }
-        let r = velocity_pass(ctx.cloth, ctx.params, ctx.params.effective_cap(), &mut self.scratch);
+        let r = velocity_pass(
+            ctx.cloth,
+            ctx.params,
+            ctx.params.effective_cap(),
+            &mut self.scratch,
+        );
         ctx.stats.velocity_iterations = r.sweeps;
         ctx.stats.velocity_capped = !r.converged;
     }

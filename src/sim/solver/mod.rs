@@ -140,7 +140,10 @@ impl FromStr for SolverKind {
             .find(|k| k.name().eq_ignore_ascii_case(s))
             .ok_or_else(|| {
                 let names: Vec<_> = SolverKind::ALL.iter().map(|k| k.name()).collect();
-                format!("unknown solver `{s}` (expected one of: {})", names.join(", "))
+                format!(
+                    "unknown solver `{s}` (expected one of: {})",
+                    names.join(", ")
+                )
             })
     }
 }

@@ -89,7 +89,14 @@ impl Solver for VerletSolver {
             done += 1;
         }
         let p = &mut ctx.cloth.particles;
-        project_out(&mut p.x, &mut p.v, &p.inv_mass, ctx.params, ctx.ball_end, false);
+        project_out(
+            &mut p.x,
+            &mut p.v,
+            &p.inv_mass,
+            ctx.params,
+            ctx.ball_end,
+            false,
+        );
         let (max, _) = ctx.cloth.strain_stats();
         let s = &mut *ctx.stats;
         s.position_iterations = done;

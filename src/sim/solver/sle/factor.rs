@@ -5,7 +5,8 @@
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::sparse::linalg::SupernodalThreshold;
 use faer::sparse::linalg::cholesky::{
-    CholeskySymbolicParams, LltRef, SymbolicCholesky, SymmetricOrdering, factorize_symbolic_cholesky,
+    CholeskySymbolicParams, LltRef, SymbolicCholesky, SymmetricOrdering,
+    factorize_symbolic_cholesky,
 };
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Conj, MatMut, Par, Side};
@@ -50,12 +51,19 @@ pub struct Factor {
 impl Factor {
     /// Symbolic analysis of the lower-triangle pattern (`col_ptr`, `row_idx`) of an n×n
     /// matrix. `None` if faer rejects it (out of memory).
-    pub fn symbolic(n: usize, col_ptr: &[usize], row_idx: &[usize], choice: SupernodalChoice) -> Option<Factor> {
+    pub fn symbolic(
+        n: usize,
+        col_ptr: &[usize],
+        row_idx: &[usize],
+        choice: SupernodalChoice,
+    ) -> Option<Factor> {
         if n == 0 {
             return None;
         }
         let threshold = match choice {
-            SupernodalChoice::Auto if n >= SUPERNODAL_MIN_ROWS => SupernodalThreshold::FORCE_SUPERNODAL,
+            SupernodalChoice::Auto if n >= SUPERNODAL_MIN_ROWS => {
+                SupernodalThreshold::FORCE_SUPERNODAL
+            }
             SupernodalChoice::Auto => SupernodalThreshold::FORCE_SIMPLICIAL,
             SupernodalChoice::Faer => SupernodalThreshold::AUTO,
             SupernodalChoice::Simplicial => SupernodalThreshold::FORCE_SIMPLICIAL,
@@ -73,7 +81,8 @@ impl Factor {
         )
         .ok()?;
         let par = Par::Seq;
-        let factor_mem = MemBuffer::new(symbolic.factorize_numeric_llt_scratch::<f64>(par, Default::default()));
+        let factor_mem =
+            MemBuffer::new(symbolic.factorize_numeric_llt_scratch::<f64>(par, Default::default()));
         let solve_mem = MemBuffer::new(symbolic.solve_in_place_scratch::<f64>(1, par));
         let l_values = vec![0.0; symbolic.len_val()];
         Some(Factor {
@@ -102,7 +111,13 @@ impl Factor {
         if values.iter().any(|v| !v.is_finite()) {
             return Err(NotPositiveDefinite);
         }
-        let pattern = SymbolicSparseColMatRef::new_checked(self.n, self.n, &self.col_ptr, None, &self.row_idx);
+        let pattern = SymbolicSparseColMatRef::new_checked(
+            self.n,
+            self.n,
+            &self.col_ptr,
+            None,
+            &self.row_idx,
+        );
         let a = SparseColMatRef::new(pattern, values);
         let r = self.symbolic.factorize_numeric_llt(
             &mut self.l_values,

@@ -24,8 +24,8 @@ use crate::sim::cloth::Cloth;
 use crate::sim::kernels::preview;
 
 mod factor;
-pub use factor::SupernodalChoice;
 use factor::Factor;
+pub use factor::SupernodalChoice;
 
 /// One stored lower-triangle entry (row i ≥ column j) of A: which particle the two
 /// constraints share and with which sign (004 §3.4.2, B_ij).
@@ -117,7 +117,11 @@ impl Pattern {
     }
 
     fn key_of(cloth: &Cloth) -> (usize, u64, usize) {
-        (cloth.topology.edges.len(), cloth.static_version, cloth.len())
+        (
+            cloth.topology.edges.len(),
+            cloth.static_version,
+            cloth.len(),
+        )
     }
 }
 
@@ -158,7 +162,12 @@ impl SleSolver {
             return false;
         }
         self.pattern = Pattern::build(cloth);
-        self.factor = Factor::symbolic(self.pattern.rows.len(), &self.pattern.col_ptr, &self.pattern.row_idx, self.choice);
+        self.factor = Factor::symbolic(
+            self.pattern.rows.len(),
+            &self.pattern.col_ptr,
+            &self.pattern.row_idx,
+            self.choice,
+        );
         true
     }
 
@@ -174,7 +183,11 @@ impl SleSolver {
             for idx in self.pattern.col_ptr[j]..self.pattern.col_ptr[j + 1] {
                 self.values[idx] = match self.pattern.entries[idx] {
                     None => diag,
-                    Some(c) => c.sign * k[c.particle as usize] * self.dirs[c.row as usize].dot(self.dirs[c.col as usize]),
+                    Some(c) => {
+                        c.sign
+                            * k[c.particle as usize]
+                            * self.dirs[c.row as usize].dot(self.dirs[c.col as usize])
+                    }
                 };
             }
         }
@@ -205,7 +218,11 @@ impl SleSolver {
             num += (yi - bi) * (yi - bi);
             den += bi * bi;
         }
-        if den > 0.0 { (num / den).sqrt() } else { num.sqrt() }
+        if den > 0.0 {
+            (num / den).sqrt()
+        } else {
+            num.sqrt()
+        }
     }
 
     /// Apply Δv = scale · M⁻¹ Jᵀ λ with the factorised directions.
@@ -247,7 +264,7 @@ impl SleSolver {
                 let pb = preview(p.x[b], p.v[b], ctx.accel[b], h);
                 let d = pb - pa;
                 let l = d.length();
-                if !(l > 1e-9 * t.rest[e as usize]) {
+                if l.is_nan() || l <= 1e-9 * t.rest[e as usize] {
                     return false;
                 }
                 self.dirs[r] = d / l;
@@ -337,7 +354,11 @@ impl Solver for SleSolver {
             self.total.resize(nrows, 0.0);
         }
         let mut factorizations = 1;
-        let max_solves = ctx.params.sle_max_solves.min(ctx.params.effective_cap()).max(1);
+        let max_solves = ctx
+            .params
+            .sle_max_solves
+            .min(ctx.params.effective_cap())
+            .max(1);
         let mut solves = 0;
         let mut prev_worst = f64::INFINITY;
         let mut prev_merit = f64::INFINITY;
@@ -352,12 +373,20 @@ impl Solver for SleSolver {
                 // taut). Undo it and refactorise at the current preview with
                 // Levenberg–Marquardt damping A + μ·diag(A), raising μ until a step helps.
                 self.apply(ctx.cloth, -1.0);
-                self.damping = if self.damping == 0.0 { 1e-3 } else { (self.damping * 10.0).min(1e3) };
+                self.damping = if self.damping == 0.0 {
+                    1e-3
+                } else {
+                    (self.damping * 10.0).min(1e3)
+                };
                 stale = true;
                 continue;
             }
             if solves > 0 && merit <= prev_merit && !stale {
-                self.damping = if self.damping < 1e-6 { 0.0 } else { self.damping * 0.1 };
+                self.damping = if self.damping < 1e-6 {
+                    0.0
+                } else {
+                    self.damping * 0.1
+                };
             }
             if worst <= tol || solves >= max_solves {
                 break;
@@ -396,7 +425,8 @@ impl Solver for SleSolver {
             // cannot diverge, so an unconverged SLE step never leaves more error than the
             // iterative solver would.
             let cap = ctx.params.effective_cap();
-            let r = iterative::position_pass(ctx.cloth, ctx.params, ctx.accel, cap, &mut self.fallback);
+            let r =
+                iterative::position_pass(ctx.cloth, ctx.params, ctx.accel, cap, &mut self.fallback);
             let s = &mut *ctx.stats;
             s.polish_sweeps = r.sweeps;
             s.position_residual = r.residual;
@@ -412,14 +442,23 @@ impl Solver for SleSolver {
         }
         if !self.factored {
             // The step fell back (or had no rows): the iterative velocity pass matches.
-            let r = iterative::velocity_pass(ctx.cloth, ctx.params, ctx.params.effective_cap(), &mut self.fallback);
+            let r = iterative::velocity_pass(
+                ctx.cloth,
+                ctx.params,
+                ctx.params.effective_cap(),
+                &mut self.fallback,
+            );
             ctx.stats.velocity_iterations = r.sweeps;
             ctx.stats.velocity_capped = !r.converged;
             return;
         }
         let h = ctx.params.dt;
         let tol = ctx.params.tolerance;
-        let max_solves = ctx.params.sle_max_solves.min(ctx.params.effective_cap()).max(1);
+        let max_solves = ctx
+            .params
+            .sle_max_solves
+            .min(ctx.params.effective_cap())
+            .max(1);
         let mut solves = 0;
         let mut prev_worst = f64::INFINITY;
         loop {
@@ -454,7 +493,12 @@ impl Solver for SleSolver {
         ctx.stats.velocity_iterations = solves;
         ctx.stats.sle_solves += solves;
         // Whatever the stale factor left, Gauss–Seidel finishes (usually 0–1 sweeps).
-        let r = iterative::velocity_pass(ctx.cloth, ctx.params, ctx.params.effective_cap(), &mut self.fallback);
+        let r = iterative::velocity_pass(
+            ctx.cloth,
+            ctx.params,
+            ctx.params.effective_cap(),
+            &mut self.fallback,
+        );
         ctx.stats.velocity_iterations += r.sweeps;
         ctx.stats.velocity_capped = !r.converged;
     }

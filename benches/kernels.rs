@@ -1,0 +1,56 @@
+//! Criterion benches of the solver kernels at 50×50 and 100×100 on the 004 §4 scene.
+#![allow(missing_docs)]
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use impulse_cloth::sim::solver::iterative::{self, Scratch};
+use impulse_cloth::sim::{ScenePreset, SceneSpec, SimParams, SolverKind, World};
+
+fn world(n: usize, tol: f64) -> World {
+    let mut spec = SceneSpec::new(ScenePreset::Hanging, n, n);
+    spec.slack = 0.1;
+    let mut w = spec
+        .build(SimParams {
+            tolerance: tol,
+            ..SimParams::default()
+        })
+        .unwrap();
+    let mut s = SolverKind::Iterative.create();
+    for _ in 0..5 {
+        w.step(s.as_mut()).unwrap();
+    }
+    w
+}
+
+fn benches(c: &mut Criterion) {
+    for n in [50, 100] {
+        let w = world(n, 1e-6);
+        let accel = vec![w.params.gravity; w.cloth.len()];
+        c.bench_function(&format!("gauss_seidel_sweep_{n}x{n}"), |b| {
+            let mut cloth = w.cloth.clone();
+            let mut scratch = Scratch::default();
+            b.iter(|| iterative::position_pass(&mut cloth, &w.params, &accel, 1, &mut scratch))
+        });
+        for kind in [SolverKind::Sle, SolverKind::Verlet] {
+            c.bench_function(&format!("{kind}_step_{n}x{n}"), |b| {
+                let mut p = w.params.clone();
+                p.max_iterations = 1;
+                p.sle_max_solves = 1;
+                p.verlet_passes = 1;
+                let mut ww = w.clone();
+                ww.set_params(p).unwrap();
+                let mut s = kind.create();
+                b.iter(|| {
+                    let mut w2 = ww.clone();
+                    w2.step(s.as_mut()).unwrap()
+                })
+            });
+        }
+    }
+}
+
+criterion_group! {
+    name = kernels;
+    config = Criterion::default().sample_size(20);
+    targets = benches
+}
+criterion_main!(kernels);

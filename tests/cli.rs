@@ -1,0 +1,137 @@
+//! The headless `run` command: its JSON report matches the scene and the physics, and bad
+//! flags fail early with exit code 2.
+
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_impulse-cloth"))
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("impulse-cloth-test-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+fn dist(a: &serde_json::Value, b: &serde_json::Value) -> f64 {
+    let a: Vec<f64> = a
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    let b: Vec<f64> = b
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
+}
+
+#[test]
+fn json_report_matches_scene_and_physics() {
+    let json = tmp("report.json");
+    let obj = tmp("obj");
+    let out = bin()
+        .args([
+            "run",
+            "--grid",
+            "10",
+            "--steps",
+            "12",
+            "--slack",
+            "0.1",
+            "--tolerance",
+            "1e-3",
+            "--positions-every",
+            "1",
+            "--quiet",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .arg("--obj-dir")
+        .arg(&obj)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(r["constraints"], 180);
+    assert_eq!(r["particles"], 100);
+    assert_eq!(r["grid"], serde_json::json!([10, 10]));
+    let inv = r["inverse_masses"].as_array().unwrap();
+    assert_eq!(inv.len(), 100);
+    for (i, k) in inv.iter().enumerate() {
+        let k = k.as_f64().unwrap();
+        if i == 0 || i == 9 {
+            assert_eq!(k, 0.0, "corner {i} should be pinned");
+        } else {
+            assert!(
+                (k - 100.0 / 0.2).abs() < 1e-9,
+                "particle {i}: inverse mass {k}"
+            );
+        }
+    }
+    let edges = r["edges"].as_array().unwrap();
+    let rest = r["rest_lengths"].as_array().unwrap();
+    assert_eq!(edges.len(), 180);
+    for (e, l) in edges.iter().zip(rest) {
+        assert!((l.as_f64().unwrap() - 1.0 / 9.0).abs() < 1e-12);
+        let (a, b) = (e[0].as_u64().unwrap(), e[1].as_u64().unwrap());
+        assert!(b == a + 1 || b == a + 10, "edge {a}-{b} is not a grid edge");
+    }
+    let frames = r["frames"].as_array().unwrap();
+    assert_eq!(frames[0]["step"], 0);
+    assert_eq!(frames.len(), 13);
+    // Strain recomputed from the exported positions equals the reported max_strain.
+    let mut worst = 0.0f64;
+    for f in &frames[1..] {
+        let pos = f["positions"].as_array().unwrap();
+        for (e, l) in edges.iter().zip(rest) {
+            let d = dist(
+                &pos[e[0].as_u64().unwrap() as usize],
+                &pos[e[1].as_u64().unwrap() as usize],
+            );
+            let l = l.as_f64().unwrap();
+            worst = worst.max((d - l).abs() / l);
+        }
+    }
+    let reported = r["max_strain"].as_f64().unwrap();
+    assert!(
+        (worst - reported).abs() <= 1e-12 * reported.max(1e-12),
+        "recomputed {worst} vs reported {reported}"
+    );
+    assert_eq!(r["final_positions"], frames.last().unwrap()["positions"]);
+    assert_eq!(std::fs::read_dir(&obj).unwrap().count(), 13);
+}
+
+#[test]
+fn invalid_flags_exit_with_code_2() {
+    for args in [
+        vec!["run", "--grid", "0"],
+        vec!["run", "--grid", "3x"],
+        vec!["run", "--solver", "magic"],
+        vec!["run", "--tolerance", "-1"],
+        vec!["run", "--tolerance", "nan"],
+        vec!["run", "--dt", "0"],
+        vec!["run", "--gravity", "1,2"],
+        vec!["run", "--pin", "0,9999", "--grid", "4"],
+        vec!["run", "--ball", "0,0,0,-1"],
+        vec!["run", "--slack", "0.95"],
+        vec!["run", "--json", "/nonexistent-dir/x.json"],
+        vec!["bench", "nothing"],
+    ] {
+        let out = bin().args(&args).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!out.stderr.is_empty(), "{args:?}: no message");
+    }
+}
