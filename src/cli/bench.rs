@@ -19,13 +19,13 @@ pub struct BenchArgs {
     /// Which benchmark: `paper` (004 §4).
     #[arg(value_parser = ["paper"])]
     pub which: String,
-    /// Short version: 60 steps, grids up to 50.
+    /// Short version (under two minutes): 30 steps, grids up to 50, safety cap 300 sweeps.
     #[arg(long)]
     pub quick: bool,
     /// Output directory for bench.md/json/csv and the plots.
     #[arg(long, default_value = "bench-out")]
     pub out: PathBuf,
-    /// Steps per configuration (default 500, or 60 with --quick).
+    /// Steps per configuration (default 500, or 30 with --quick).
     #[arg(long)]
     pub steps: Option<u64>,
     /// Grid sizes (default 10,20,30,40,50,100,200; with --quick up to 50).
@@ -35,9 +35,10 @@ pub struct BenchArgs {
     /// ms per step.
     #[arg(long, default_value_t = 400.0)]
     pub budget_ms: f64,
-    /// Safety cap on sweeps per pass for the uncapped configurations.
-    #[arg(long, default_value_t = 2000)]
-    pub hard_cap: u32,
+    /// Safety cap on sweeps per pass for the uncapped configurations (default 2000, or 300
+    /// with --quick).
+    #[arg(long)]
+    pub hard_cap: Option<u32>,
     /// Worker threads (0 = all cores).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
@@ -381,7 +382,11 @@ pub fn main(args: BenchArgs) -> ExitCode {
         eprintln!("error: {msg}");
         ExitCode::from(code)
     };
-    let steps = args.steps.unwrap_or(if args.quick { 60 } else { 500 });
+    let steps = args.steps.unwrap_or(if args.quick { 30 } else { 500 });
+    let hard_cap = args.hard_cap.unwrap_or(if args.quick { 300 } else { 2000 });
+    if hard_cap == 0 {
+        return fail("--hard-cap must be at least 1".into(), 2);
+    }
     if steps == 0 {
         return fail("--steps must be at least 1".into(), 2);
     }
@@ -422,7 +427,7 @@ pub fn main(args: BenchArgs) -> ExitCode {
                 );
                 continue;
             }
-            let row = match run_config(cfg, n, steps, args.hard_cap) {
+            let row = match run_config(cfg, n, steps, hard_cap) {
                 Ok(r) => r,
                 Err(e) => return fail(format!("{} at {n}×{n}: {e}", cfg.label), 1),
             };
