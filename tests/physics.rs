@@ -377,3 +377,32 @@ fn switching_solvers_keeps_the_state() {
     assert_eq!(s.solver, SolverKind::Sle);
     assert!(w.cloth.particles.x[50].distance(snap.particles.x[50]) < 0.2);
 }
+
+#[test]
+fn preview_direction_is_stable_where_current_direction_diverges() {
+    // The measurement behind the default (README "Impulse direction"): 20×20, slack 0.1,
+    // tolerance 1e-2, cap 200. With eq. 2's direction at time t the sweep overshoots and
+    // the state goes non-finite within a few steps; with the preview direction it does not.
+    let outcome = |dir: ImpulseDirection| {
+        let mut p = params(1e-2);
+        p.max_iterations = 200;
+        p.direction = dir;
+        let mut w = hanging(20, 0.1, p);
+        let mut s = SolverKind::Iterative.create();
+        let mut worst = 0.0f64;
+        for _ in 0..90 {
+            match w.step(s.as_mut()) {
+                Ok(st) => worst = worst.max(st.max_strain),
+                Err(_) => return None,
+            }
+        }
+        Some(worst)
+    };
+    let preview = outcome(ImpulseDirection::Preview).expect("preview direction stays finite");
+    assert!(preview < 0.5, "preview direction stretched by {preview}");
+    let current = outcome(ImpulseDirection::Current);
+    assert!(
+        current.is_none_or(|c| c > 10.0 * preview),
+        "current direction: {current:?} vs preview {preview}"
+    );
+}
