@@ -131,10 +131,9 @@ pub fn position_pass(
         position_impulse(pa, pb, dir, ka, kb, c.topology.rest[e], tol, h)
     };
     let mut sweeps = 0;
-    let mut residual = 0.0;
     while sweeps < cap {
         sweeps += 1;
-        let (any, worst) = sweep_colours(cloth, scratch, compute);
+        let (any, _) = sweep_colours(cloth, scratch, compute);
         if !any {
             return PassResult {
                 sweeps,
@@ -142,9 +141,7 @@ pub fn position_pass(
                 residual: preview_max_strain(cloth, accel, h),
             };
         }
-        residual = worst;
     }
-    let _ = residual;
     let residual = preview_max_strain(cloth, accel, h);
     PassResult {
         sweeps,
