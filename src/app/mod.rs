@@ -1,14 +1,179 @@
-//! The desktop app (Bevy + egui) — not built yet (issue #4). Until it is, running the
-//! binary without a subcommand explains that and points at the headless commands.
+//! The desktop app: a thin Bevy + egui layer over [`crate::sim`].
+//!
+//! - [`sim`]: the simulation resource and the FixedUpdate phase systems.
+//! - [`render`]: the cloth mesh (synced after the fixed loop), ball, ground, lights.
+//! - [`input`]: orbit camera, grab, pin, shortcuts.
+//! - [`ui`]: the egui panel and the frame-time overlay; [`record`]: recording to files.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Instant;
 
-/// Open the app. Not implemented yet: prints what is available instead.
-pub fn run(_args: crate::cli::AppArgs) -> ExitCode {
-    eprintln!(
-        "impulse-cloth: the desktop app is not implemented yet (issue #4).\n\
-         Headless commands that work today:\n  \
-         impulse-cloth run --help\n  impulse-cloth bench paper --quick"
-    );
-    ExitCode::from(2)
+use bevy::prelude::*;
+use bevy::render::view::screenshot::{Screenshot, save_to_disk};
+use bevy::window::WindowResolution;
+use bevy_egui::EguiPlugin;
+
+use crate::cli::AppArgs;
+use crate::sim::{SceneSpec, SimParams};
+
+pub mod input;
+pub mod record;
+pub mod render;
+pub mod sim;
+pub mod ui;
+
+pub use sim::{SimPlugin, SimSet, SimState};
+
+/// The controls (README table and the "?" panel).
+pub const CONTROLS: &[(&str, &str)] = &[
+    ("left-drag", "grab the cloth and drag it"),
+    ("ctrl + click", "pin / unpin a particle"),
+    ("right-drag", "rotate the camera"),
+    ("middle-drag, shift + right-drag", "pan"),
+    ("wheel", "zoom"),
+    ("P", "pause / run"),
+    ("Enter or N", "single step"),
+    ("R", "reset the scene"),
+    ("space", "throw the ball from the camera"),
+    ("H", "strain heat-map"),
+    ("W", "constraints wireframe"),
+];
+
+/// Substeps per 1/60 s frame in the app: at h = 1/600 s the gravity strain a step must
+/// remove is 100× smaller than at 1/60 s, and 10 substeps of 20 sweeps stretch the 30×30
+/// cloth far less than one step of 200 sweeps at the same cost (README).
+pub const DEFAULT_SUBSTEPS: u32 = 10;
+
+/// Command-line driven behaviour: screenshot, exit timer, summary.
+#[derive(Resource)]
+struct Launch {
+    screenshot: Option<PathBuf>,
+    frames: u32,
+    frame: u32,
+    shot_requested: bool,
+    exit_after: Option<f64>,
+    started: Instant,
+    summary: bool,
+    printed: bool,
+}
+
+/// Open the app.
+pub fn run(args: AppArgs) -> ExitCode {
+    let dt = 1.0 / (60.0 * DEFAULT_SUBSTEPS as f64);
+    let params = SimParams {
+        dt,
+        tolerance: args
+            .tolerance
+            .unwrap_or(args.solver.default_tolerance().max(1e-6)),
+        max_iterations: 20,
+        ..SimParams::default()
+    };
+    let mut scene = SceneSpec::new(args.scene, args.grid.width, args.grid.height);
+    if args.scene == crate::sim::ScenePreset::Hanging {
+        scene.slack = 0.1;
+    }
+    let state = match SimState::new(scene, params, args.solver) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut recorder = record::Recorder::default();
+    if let Some(p) = &args.record {
+        recorder.start(p.clone(), 0);
+        if !recorder.is_recording() {
+            eprintln!("error: {}", recorder.status().unwrap_or("cannot record"));
+            return ExitCode::from(2);
+        }
+    }
+    let mut app = App::new();
+    app.add_plugins(DefaultPlugins.set(WindowPlugin {
+        primary_window: Some(Window {
+            title: "impulse-cloth".into(),
+            resolution: WindowResolution::new(1280, 800),
+            ..default()
+        }),
+        ..default()
+    }))
+    .add_plugins(EguiPlugin::default())
+    .insert_resource(Time::<Fixed>::from_seconds(dt))
+    .insert_resource(state)
+    .insert_resource(recorder)
+    .insert_resource(Launch {
+        screenshot: args.screenshot.clone(),
+        frames: args.frames.max(1),
+        frame: 0,
+        shot_requested: false,
+        exit_after: args.exit_after,
+        started: Instant::now(),
+        summary: args.summary,
+        printed: false,
+    })
+    .add_plugins((
+        SimPlugin,
+        render::RenderPlugin,
+        input::InputPlugin,
+        ui::UiPlugin,
+    ))
+    .add_systems(Update, (record::record_rows, launch_control))
+    .add_systems(Last, on_exit);
+    match app.run() {
+        AppExit::Success => ExitCode::SUCCESS,
+        AppExit::Error(_) => ExitCode::FAILURE,
+    }
+}
+
+fn launch_control(
+    mut commands: Commands,
+    mut launch: ResMut<Launch>,
+    mut exit: MessageWriter<AppExit>,
+) {
+    launch.frame += 1;
+    if let Some(path) = launch.screenshot.clone() {
+        if !launch.shot_requested && launch.frame >= launch.frames {
+            commands
+                .spawn(Screenshot::primary_window())
+                .observe(save_to_disk(path.clone()));
+            launch.shot_requested = true;
+        } else if launch.shot_requested && (path.exists() || launch.frame > launch.frames + 600) {
+            exit.write(AppExit::Success);
+        }
+    }
+    if let Some(secs) = launch.exit_after
+        && launch.started.elapsed().as_secs_f64() >= secs
+    {
+        exit.write(AppExit::Success);
+    }
+}
+
+fn on_exit(
+    mut exits: MessageReader<AppExit>,
+    mut launch: ResMut<Launch>,
+    state: Res<SimState>,
+    mut recorder: ResMut<record::Recorder>,
+) {
+    if exits.read().next().is_none() || launch.printed {
+        return;
+    }
+    launch.printed = true;
+    recorder.stop();
+    if let Some(s) = recorder.status() {
+        eprintln!("{s}");
+    }
+    if launch.summary {
+        let last = state.last();
+        let summary = serde_json::json!({
+            "frames": launch.frame,
+            "steps": state.total_steps,
+            "solver": state.kind.name(),
+            "grid": [state.world.cloth.topology.width, state.world.cloth.topology.height],
+            "grabbed": state.ever_grabbed,
+            "max_displacement": state.max_displacement,
+            "max_strain": last.map(|s| s.max_strain),
+            "error": state.error,
+        });
+        println!("{summary}");
+    }
 }

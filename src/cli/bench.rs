@@ -260,7 +260,8 @@ fn csv(rows: &[Row]) -> String {
     s
 }
 
-const FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+/// The font the plots use (DejaVu Sans, bundled).
+pub const FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 
 type PlotResult = Result<(), Box<dyn std::error::Error>>;
 

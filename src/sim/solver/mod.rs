@@ -43,7 +43,7 @@ pub enum ContactModel {
 }
 
 /// A cloth solver: the position pass, integration and velocity pass of 004 Algorithm 1.
-pub trait Solver: Send {
+pub trait Solver: Send + Sync {
     /// Which solver this is.
     fn kind(&self) -> SolverKind;
 

@@ -1,0 +1,288 @@
+//! The cloth mesh, the ball, the ground and the lights; the mesh is refreshed from the
+//! simulation after the fixed loop, interpolated with the fixed-step overstep so motion is
+//! smooth at any frame rate.
+
+use bevy::asset::RenderAssetUsages;
+use bevy::mesh::{Indices, PrimitiveTopology};
+use bevy::prelude::*;
+use glam::DVec3;
+
+use super::sim::SimState;
+
+/// What the view shows.
+#[derive(Resource, Debug, Clone, Copy)]
+pub struct ViewSettings {
+    /// Colour vertices by the largest strain of their constraints.
+    pub heatmap: bool,
+    /// Strain shown as full red in the heat-map.
+    pub strain_scale: f64,
+    /// Draw the structural constraints as lines.
+    pub wireframe: bool,
+}
+
+impl Default for ViewSettings {
+    fn default() -> Self {
+        ViewSettings {
+            heatmap: false,
+            strain_scale: 0.05,
+            wireframe: false,
+        }
+    }
+}
+
+/// Marker of the cloth mesh entity.
+#[derive(Component)]
+pub struct ClothMesh;
+
+/// Marker of the ball entity.
+#[derive(Component)]
+pub struct BallMarker;
+
+/// Marker of the ground entity.
+#[derive(Component)]
+pub struct GroundMarker;
+
+/// The particle the user holds, for highlighting.
+#[derive(Resource, Default, Debug, Clone, Copy)]
+pub struct Highlight {
+    /// Held particle.
+    pub particle: Option<usize>,
+}
+
+/// Rendering plugin.
+pub struct RenderPlugin;
+
+impl Plugin for RenderPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<ViewSettings>()
+            .init_resource::<Highlight>()
+            .insert_resource(ClearColor(Color::srgb(0.12, 0.13, 0.16)))
+            .add_systems(Startup, setup)
+            .add_systems(Update, (sync_cloth, sync_colliders, draw_overlays));
+    }
+}
+
+fn cloth_mesh(state: &SimState) -> Mesh {
+    let n = state.world.cloth.len();
+    let mut mesh = Mesh::new(
+        PrimitiveTopology::TriangleList,
+        RenderAssetUsages::default(),
+    );
+    mesh.insert_attribute(Mesh::ATTRIBUTE_POSITION, vec![[0.0f32; 3]; n]);
+    mesh.insert_attribute(Mesh::ATTRIBUTE_NORMAL, vec![[0.0f32, 1.0, 0.0]; n]);
+    mesh.insert_attribute(Mesh::ATTRIBUTE_COLOR, vec![[1.0f32; 4]; n]);
+    let idx: Vec<u32> = state
+        .world
+        .cloth
+        .topology
+        .triangles
+        .iter()
+        .flatten()
+        .copied()
+        .collect();
+    mesh.insert_indices(Indices::U32(idx));
+    mesh
+}
+
+fn setup(
+    mut commands: Commands,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<StandardMaterial>>,
+    state: Res<SimState>,
+) {
+    commands.spawn((
+        Mesh3d(meshes.add(cloth_mesh(&state))),
+        MeshMaterial3d(materials.add(StandardMaterial {
+            base_color: Color::WHITE,
+            perceptual_roughness: 0.85,
+            double_sided: true,
+            cull_mode: None,
+            ..default()
+        })),
+        ClothMesh,
+    ));
+    commands.spawn((
+        Mesh3d(meshes.add(Sphere::new(1.0).mesh().uv(48, 24))),
+        MeshMaterial3d(materials.add(StandardMaterial {
+            base_color: Color::srgb(0.85, 0.35, 0.25),
+            perceptual_roughness: 0.4,
+            ..default()
+        })),
+        Transform::default(),
+        Visibility::Hidden,
+        BallMarker,
+    ));
+    commands.spawn((
+        Mesh3d(meshes.add(Plane3d::default().mesh().size(8.0, 8.0))),
+        MeshMaterial3d(materials.add(StandardMaterial {
+            base_color: Color::srgb(0.3, 0.32, 0.35),
+            perceptual_roughness: 1.0,
+            ..default()
+        })),
+        Transform::default(),
+        Visibility::Hidden,
+        GroundMarker,
+    ));
+    commands.spawn((
+        DirectionalLight {
+            illuminance: 9000.0,
+            shadow_maps_enabled: false,
+            ..default()
+        },
+        Transform::from_xyz(2.0, 4.0, 3.0).looking_at(Vec3::ZERO, Vec3::Y),
+    ));
+    commands.spawn((
+        DirectionalLight {
+            illuminance: 2500.0,
+            shadow_maps_enabled: false,
+            ..default()
+        },
+        Transform::from_xyz(-3.0, 1.0, -2.0).looking_at(Vec3::ZERO, Vec3::Y),
+    ));
+}
+
+/// Heat-map colour for a strain relative to the scale: blue (0) → green → red (≥ 1).
+pub fn heat(t: f64) -> [f32; 4] {
+    let t = t.clamp(0.0, 1.0) as f32;
+    if t < 0.5 {
+        let u = t * 2.0;
+        [0.1, 0.3 + 0.6 * u, 0.9 - 0.7 * u, 1.0]
+    } else {
+        let u = (t - 0.5) * 2.0;
+        [0.1 + 0.85 * u, 0.9 - 0.75 * u, 0.2 - 0.1 * u, 1.0]
+    }
+}
+
+fn sync_cloth(
+    state: Res<SimState>,
+    view: Res<ViewSettings>,
+    highlight: Res<Highlight>,
+    time: Res<Time<Fixed>>,
+    mut meshes: ResMut<Assets<Mesh>>,
+    query: Query<&Mesh3d, With<ClothMesh>>,
+    mut strains: Local<Vec<f64>>,
+) {
+    let Ok(handle) = query.single() else { return };
+    let Some(mut mesh) = meshes.get_mut(handle) else {
+        return;
+    };
+    let cloth = &state.world.cloth;
+    let n = cloth.len();
+    let alpha = if state.paused {
+        1.0
+    } else {
+        time.overstep_fraction_f64().clamp(0.0, 1.0)
+    };
+    let x = &cloth.particles.x;
+    let prev = if state.prev_x.len() == n {
+        &state.prev_x
+    } else {
+        x
+    };
+    let pos: Vec<DVec3> = (0..n).map(|i| prev[i].lerp(x[i], alpha)).collect();
+    let mut normals = vec![DVec3::ZERO; n];
+    for t in &cloth.topology.triangles {
+        let (a, b, c) = (t[0] as usize, t[1] as usize, t[2] as usize);
+        let nrm = (pos[b] - pos[a]).cross(pos[c] - pos[a]);
+        normals[a] += nrm;
+        normals[b] += nrm;
+        normals[c] += nrm;
+    }
+    let colours: Vec<[f32; 4]> = if view.heatmap {
+        cloth.particle_strains(&mut strains);
+        strains
+            .iter()
+            .map(|&s| heat(s / view.strain_scale))
+            .collect()
+    } else {
+        (0..n)
+            .map(|i| {
+                let (r, c) = (i / cloth.topology.width, i % cloth.topology.width);
+                let check = ((r / 4 + c / 4) % 2) as f32 * 0.06;
+                [0.82 - check, 0.84 - check, 0.9 - check, 1.0]
+            })
+            .collect()
+    };
+    let mut colours = colours;
+    for (i, col) in colours.iter_mut().enumerate() {
+        if cloth.particles.pinned[i] {
+            *col = [1.0, 0.85, 0.1, 1.0];
+        }
+    }
+    if let Some(i) = highlight.particle
+        && i < n
+    {
+        colours[i] = [1.0, 0.1, 0.9, 1.0];
+    }
+    let needs_rebuild = mesh.count_vertices() != n;
+    if needs_rebuild {
+        *mesh = cloth_mesh(&state);
+    }
+    mesh.insert_attribute(
+        Mesh::ATTRIBUTE_POSITION,
+        pos.iter()
+            .map(|p| p.as_vec3().to_array())
+            .collect::<Vec<_>>(),
+    );
+    mesh.insert_attribute(
+        Mesh::ATTRIBUTE_NORMAL,
+        normals
+            .iter()
+            .map(|v| v.normalize_or(DVec3::Y).as_vec3().to_array())
+            .collect::<Vec<_>>(),
+    );
+    mesh.insert_attribute(Mesh::ATTRIBUTE_COLOR, colours);
+}
+
+type Placement<'a> = (&'a mut Transform, &'a mut Visibility);
+
+fn sync_colliders(
+    state: Res<SimState>,
+    mut ball: Query<Placement, (With<BallMarker>, Without<GroundMarker>)>,
+    mut ground: Query<Placement, (With<GroundMarker>, Without<BallMarker>)>,
+) {
+    if let Ok((mut t, mut v)) = ball.single_mut() {
+        match &state.world.params.ball {
+            Some(b) => {
+                // Drawn a little smaller than the collider so the contact skin is not visible.
+                t.translation = b.center.as_vec3();
+                t.scale = Vec3::splat(b.radius as f32 * 0.985);
+                *v = Visibility::Visible;
+            }
+            None => *v = Visibility::Hidden,
+        }
+    }
+    if let Ok((mut t, mut v)) = ground.single_mut() {
+        match state.world.params.ground {
+            Some(g) => {
+                t.translation = Vec3::new(0.0, g as f32, 0.0);
+                *v = Visibility::Visible;
+            }
+            None => *v = Visibility::Hidden,
+        }
+    }
+}
+
+fn draw_overlays(state: Res<SimState>, view: Res<ViewSettings>, mut gizmos: Gizmos) {
+    let cloth = &state.world.cloth;
+    if view.wireframe {
+        for &[a, b] in &cloth.topology.edges {
+            gizmos.line(
+                cloth.particles.x[a as usize].as_vec3(),
+                cloth.particles.x[b as usize].as_vec3(),
+                Color::srgba(0.1, 0.1, 0.1, 0.6),
+            );
+        }
+    }
+    let w = &state.world.params.wind;
+    if w.enabled {
+        let origin = Vec3::new(-1.2, 1.8, -0.6);
+        let dir = w.velocity.as_vec3();
+        let len = dir.length().min(10.0) * 0.08;
+        gizmos.arrow(
+            origin,
+            origin + dir.normalize_or_zero() * len,
+            Color::srgb(0.3, 0.8, 1.0),
+        );
+    }
+}

@@ -1,0 +1,233 @@
+//! The simulation inside Bevy: a resource holding the [`World`] and the active solver, and
+//! FixedUpdate systems that run the phases of a step in chained [`SimSet`]s. Each system
+//! calls one `src/sim` phase ([`World::run_phase`]), which records its own wall time; the
+//! phase order comes from [`Phase::ORDER`], so the ECS-driven step is the same computation
+//! as [`World::step`] (tested bit for bit in `tests/app.rs`).
+
+use std::collections::VecDeque;
+
+use bevy::ecs::schedule::{LogLevel, ScheduleBuildSettings};
+use bevy::prelude::*;
+use glam::DVec3;
+
+use crate::sim::{Phase, SceneSpec, SimError, SimParams, Solver, SolverKind, StepStats, World};
+
+/// How many step statistics the overlay keeps.
+pub const HISTORY: usize = 300;
+
+/// The phases of a step as system sets, chained in [`Phase::ORDER`].
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SimSet {
+    /// Gravity, wind, grab, spring-dampers (004 §3.1, §3.3).
+    Forces,
+    /// Ball and ground contact.
+    Collision,
+    /// Position constraints (004 §3.2 eq. 2).
+    Position,
+    /// Integration (004 §3.1).
+    Integration,
+    /// Velocity constraints (eq. 3) and the end of the step.
+    Velocity,
+}
+
+impl SimSet {
+    /// The set of a phase.
+    pub fn of(p: Phase) -> SimSet {
+        match p {
+            Phase::Forces => SimSet::Forces,
+            Phase::Collision => SimSet::Collision,
+            Phase::Position => SimSet::Position,
+            Phase::Integration => SimSet::Integration,
+            Phase::Velocity => SimSet::Velocity,
+        }
+    }
+}
+
+/// The simulation state shared by the systems, the UI and the input handling.
+#[derive(Resource)]
+pub struct SimState {
+    /// The world (cloth, parameters, time).
+    pub world: World,
+    /// The active solver.
+    pub solver: Box<dyn Solver>,
+    /// Its kind.
+    pub kind: SolverKind,
+    /// The scene the world was built from (Reset rebuilds it).
+    pub scene: SceneSpec,
+    /// Paused: fixed steps do nothing unless `step_once` is set.
+    pub paused: bool,
+    /// Run exactly one step while paused.
+    pub step_once: bool,
+    /// A step is in progress (between the Forces and Velocity sets).
+    pub in_step: bool,
+    /// Positions before the last step, for interpolation.
+    pub prev_x: Vec<DVec3>,
+    /// Positions when the scene was built.
+    pub initial_x: Vec<DVec3>,
+    /// Statistics of the recent steps (newest last).
+    pub history: VecDeque<StepStats>,
+    /// The last error (a non-finite step, a rejected setting).
+    pub error: Option<String>,
+    /// Steps since launch.
+    pub total_steps: u64,
+    /// Whether anything was ever grabbed.
+    pub ever_grabbed: bool,
+    /// Largest distance any particle moved from its initial position.
+    pub max_displacement: f64,
+}
+
+impl SimState {
+    /// Build a scene with `params` and `kind`.
+    pub fn new(
+        scene: SceneSpec,
+        params: SimParams,
+        kind: SolverKind,
+    ) -> Result<SimState, SimError> {
+        let world = scene.build(params)?;
+        let x = world.cloth.particles.x.clone();
+        Ok(SimState {
+            world,
+            solver: kind.create(),
+            kind,
+            scene,
+            paused: false,
+            step_once: false,
+            in_step: false,
+            prev_x: x.clone(),
+            initial_x: x,
+            history: VecDeque::with_capacity(HISTORY),
+            error: None,
+            total_steps: 0,
+            ever_grabbed: false,
+            max_displacement: 0.0,
+        })
+    }
+
+    /// Switch solver; the cloth keeps its state.
+    pub fn set_solver(&mut self, kind: SolverKind) {
+        if kind != self.kind {
+            self.kind = kind;
+            self.solver = kind.create();
+        }
+    }
+
+    /// Rebuild the scene (new grid, preset or reset) keeping the current parameters
+    /// (ball, ground and wind come from the preset). On error the old world stays.
+    pub fn rebuild(&mut self, scene: SceneSpec) -> Result<(), SimError> {
+        let mut params = self.world.params.clone();
+        params.ball = None;
+        params.ground = None;
+        params.wind.enabled = false;
+        let world = scene.build(params)?;
+        self.prev_x = world.cloth.particles.x.clone();
+        self.initial_x = self.prev_x.clone();
+        self.world = world;
+        self.scene = scene;
+        self.solver = self.kind.create();
+        self.in_step = false;
+        self.error = None;
+        Ok(())
+    }
+
+    /// The latest step statistics.
+    pub fn last(&self) -> Option<&StepStats> {
+        self.history.back()
+    }
+}
+
+/// Adds the FixedUpdate phase systems. Works with `MinimalPlugins` (no window, no GPU).
+/// Insert a [`SimState`] resource before running it.
+pub struct SimPlugin;
+
+impl Plugin for SimPlugin {
+    fn build(&self, app: &mut App) {
+        app.configure_sets(
+            FixedUpdate,
+            (
+                SimSet::Forces,
+                SimSet::Collision,
+                SimSet::Position,
+                SimSet::Integration,
+                SimSet::Velocity,
+            )
+                .chain(),
+        )
+        .add_systems(FixedUpdate, begin_and_forces.in_set(SimSet::Forces))
+        .add_systems(FixedUpdate, collision.in_set(SimSet::Collision))
+        .add_systems(FixedUpdate, position.in_set(SimSet::Position))
+        .add_systems(FixedUpdate, integration.in_set(SimSet::Integration))
+        .add_systems(FixedUpdate, velocity_and_finish.in_set(SimSet::Velocity));
+        // Unordered systems that conflict are an error, not a silent race.
+        app.edit_schedule(FixedUpdate, |s| {
+            s.set_build_settings(ScheduleBuildSettings {
+                ambiguity_detection: LogLevel::Error,
+                ..default()
+            });
+        });
+    }
+}
+
+fn run(state: &mut SimState, phase: Phase) {
+    if !state.in_step {
+        return;
+    }
+    let SimState { world, solver, .. } = state;
+    world.run_phase(phase, solver.as_mut());
+}
+
+fn begin_and_forces(mut state: ResMut<SimState>) {
+    let state = &mut *state;
+    if state.paused && !state.step_once {
+        return;
+    }
+    state.step_once = false;
+    state.prev_x.clone_from(&state.world.cloth.particles.x);
+    state.world.begin_step(state.kind);
+    state.in_step = true;
+    run(state, Phase::Forces);
+}
+
+fn collision(mut state: ResMut<SimState>) {
+    run(&mut state, Phase::Collision);
+}
+
+fn position(mut state: ResMut<SimState>) {
+    run(&mut state, Phase::Position);
+}
+
+fn integration(mut state: ResMut<SimState>) {
+    run(&mut state, Phase::Integration);
+}
+
+fn velocity_and_finish(mut state: ResMut<SimState>) {
+    let state = &mut *state;
+    if !state.in_step {
+        return;
+    }
+    run(state, Phase::Velocity);
+    state.in_step = false;
+    match state.world.finish_step() {
+        Ok(stats) => {
+            if state.history.len() == HISTORY {
+                state.history.pop_front();
+            }
+            state.history.push_back(stats);
+            state.total_steps += 1;
+            let d = state
+                .world
+                .cloth
+                .particles
+                .x
+                .iter()
+                .zip(&state.initial_x)
+                .map(|(a, b)| a.distance(*b))
+                .fold(0.0, f64::max);
+            state.max_displacement = state.max_displacement.max(d);
+        }
+        Err(e) => {
+            state.error = Some(e.to_string());
+            state.paused = true;
+            state.prev_x.clone_from(&state.world.cloth.particles.x);
+        }
+    }
+}

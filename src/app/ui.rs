@@ -1,0 +1,371 @@
+//! The egui panel (every parameter with its range from `sim::params`), the live read-outs,
+//! the frame-time overlay and the Record button.
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use bevy::prelude::*;
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
+use egui_plot::{Legend, Line, Plot};
+
+use super::record::Recorder;
+use super::render::ViewSettings;
+use super::sim::SimState;
+use crate::sim::{Ball, BallMotion, PinSpec, ScenePreset, SceneSpec, SolverKind};
+
+/// Frame times of the recent frames, ms.
+#[derive(Resource, Default)]
+pub struct FrameTimes {
+    /// Frame durations, newest last.
+    pub frames: VecDeque<f64>,
+    last: Option<Instant>,
+}
+
+/// Panel-only state.
+#[derive(Resource)]
+pub struct PanelState {
+    grid_w: usize,
+    grid_h: usize,
+    show_help: bool,
+    show_overlay: bool,
+    /// Steps per simulated frame (the fixed timestep is the frame time / substeps).
+    pub substeps: u32,
+}
+
+impl Default for PanelState {
+    fn default() -> Self {
+        PanelState {
+            grid_w: 30,
+            grid_h: 30,
+            show_help: false,
+            show_overlay: true,
+            substeps: super::DEFAULT_SUBSTEPS,
+        }
+    }
+}
+
+/// UI plugin.
+pub struct UiPlugin;
+
+impl Plugin for UiPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<FrameTimes>()
+            .init_resource::<PanelState>()
+            .add_systems(Update, frame_time)
+            .add_systems(EguiPrimaryContextPass, (panel, overlay).chain());
+    }
+}
+
+fn frame_time(mut ft: ResMut<FrameTimes>) {
+    let now = Instant::now();
+    if let Some(last) = ft.last {
+        if ft.frames.len() == 300 {
+            ft.frames.pop_front();
+        }
+        ft.frames.push_back((now - last).as_secs_f64() * 1e3);
+    }
+    ft.last = Some(now);
+}
+
+fn log_slider(ui: &mut egui::Ui, label: &str, v: &mut f64, lo: f64, hi: f64, help: &str) -> bool {
+    ui.add(egui::Slider::new(v, lo..=hi).logarithmic(true).text(label))
+        .on_hover_text(help)
+        .changed()
+}
+
+fn spec(name: &str) -> (f64, f64, &'static str) {
+    let s = crate::sim::params::spec(name).expect("spec exists");
+    (s.min, s.max, s.help)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn panel(
+    mut contexts: EguiContexts,
+    mut state: ResMut<SimState>,
+    mut view: ResMut<ViewSettings>,
+    mut panel: ResMut<PanelState>,
+    mut recorder: ResMut<Recorder>,
+    mut fixed: ResMut<Time<Fixed>>,
+) -> Result {
+    let ctx = contexts.ctx_mut()?;
+    let state = &mut *state;
+    egui::Window::new("impulse-cloth")
+        .default_pos([10.0, 10.0])
+        .default_width(300.0)
+        .resizable(false)
+        .show(ctx, |ui| {
+            egui::ScrollArea::vertical().max_height(720.0).show(ui, |ui| {
+                ui.horizontal(|ui| {
+                    if ui.button(if state.paused { "▶ Run (P)" } else { "⏸ Pause (P)" }).clicked() {
+                        state.paused = !state.paused;
+                    }
+                    if ui.button("Step (N)").clicked() {
+                        state.paused = true;
+                        state.step_once = true;
+                    }
+                    if ui.button("Reset (R)").clicked() {
+                        let scene = state.scene.clone();
+                        if let Err(e) = state.rebuild(scene) {
+                            state.error = Some(e.to_string());
+                        }
+                    }
+                    if ui.button("?").clicked() {
+                        panel.show_help = !panel.show_help;
+                    }
+                });
+                ui.separator();
+                ui.heading("Solver");
+                let mut kind = state.kind;
+                egui::ComboBox::from_id_salt("solver")
+                    .selected_text(kind.label())
+                    .show_ui(ui, |ui| {
+                        for k in SolverKind::ALL {
+                            ui.selectable_value(&mut kind, k, k.label());
+                        }
+                    });
+                state.set_solver(kind);
+                let p = &mut state.world.params;
+                let (lo, _, help) = spec("tolerance");
+                log_slider(ui, "tolerance", &mut p.tolerance, lo.max(1e-8), 1e-1, help);
+                ui.add(egui::Slider::new(&mut p.max_iterations, 0..=2000).text("iteration cap (0 = none)"))
+                    .on_hover_text("sweeps per pass; 0 = until the tolerance (safety cap applies)");
+                ui.add(egui::Slider::new(&mut p.sle_max_solves, 1..=50).text("SLE solves"));
+                ui.add(egui::Slider::new(&mut p.verlet_passes, 1..=200).text("Verlet passes"));
+                ui.checkbox(&mut p.velocity_pass, "velocity pass (eq. 3)");
+                ui.separator();
+                ui.heading("Scene");
+                let mut preset = state.scene.preset;
+                egui::ComboBox::from_id_salt("preset")
+                    .selected_text(preset.name())
+                    .show_ui(ui, |ui| {
+                        for s in ScenePreset::ALL {
+                            ui.selectable_value(&mut preset, s, s.name());
+                        }
+                    });
+                ui.horizontal(|ui| {
+                    ui.add(egui::DragValue::new(&mut panel.grid_w).range(2..=256).prefix("W "));
+                    ui.add(egui::DragValue::new(&mut panel.grid_h).range(1..=256).prefix("H "));
+                });
+                let mut size = state.scene.size;
+                let mut mass = state.scene.mass;
+                let mut slack = state.scene.slack;
+                ui.add(egui::Slider::new(&mut size, 0.1..=10.0).text("size (m)"));
+                ui.add(egui::Slider::new(&mut mass, 0.01..=5.0).text("mass (kg)"));
+                ui.add(egui::Slider::new(&mut slack, 0.0..=0.5).text("slack"))
+                    .on_hover_text("move the pins inward by this fraction of the edge");
+                let changed = preset != state.scene.preset
+                    || size != state.scene.size
+                    || mass != state.scene.mass
+                    || slack != state.scene.slack;
+                if changed || ui.button("Apply grid / rebuild").clicked() {
+                    let mut scene = SceneSpec::new(preset, panel.grid_w, panel.grid_h);
+                    scene.size = size;
+                    scene.mass = mass;
+                    scene.slack = slack;
+                    if preset == state.scene.preset && state.scene.pins != preset.default_pins() {
+                        scene.pins = match &state.scene.pins {
+                            PinSpec::Indices(_) => preset.default_pins(),
+                            other => other.clone(),
+                        };
+                    }
+                    if let Err(e) = state.rebuild(scene) {
+                        state.error = Some(e.to_string());
+                    }
+                }
+                let p = &mut state.world.params;
+                let mut hz = (1.0 / (p.dt * panel.substeps as f64)).round();
+                let a = ui
+                    .add(egui::Slider::new(&mut hz, 10.0..=240.0).text("frame rate h⁻¹ (Hz)"))
+                    .on_hover_text("simulated frames per second; each frame is split into substeps");
+                let b = ui
+                    .add(egui::Slider::new(&mut panel.substeps, 1..=50).text("substeps"))
+                    .on_hover_text("time step h = 1 / (rate × substeps): smaller steps stretch less per step");
+                if a.changed() || b.changed() {
+                    p.dt = 1.0 / (hz * panel.substeps as f64);
+                    fixed.set_timestep_seconds(p.dt);
+                }
+                ui.label(format!("h = {:.2} ms", p.dt * 1e3));
+                ui.add(egui::Slider::new(&mut p.gravity.y, -30.0..=0.0).text("gravity y (m/s²)"));
+                ui.separator();
+                ui.heading("Springs (004 §3.3)");
+                let (_, kmax, khelp) = spec("stiffness");
+                ui.add(egui::Slider::new(&mut p.shear.stiffness, 0.0..=kmax.min(100.0)).text("shear k (N/m)")).on_hover_text(khelp);
+                ui.add(egui::Slider::new(&mut p.shear.damping, 0.0..=0.1).text("shear damping"));
+                ui.add(egui::Slider::new(&mut p.bend.stiffness, 0.0..=kmax.min(100.0)).text("bend k (N/m)")).on_hover_text(khelp);
+                ui.add(egui::Slider::new(&mut p.bend.damping, 0.0..=0.1).text("bend damping"));
+                ui.separator();
+                ui.heading("Wind and ball");
+                ui.checkbox(&mut p.wind.enabled, "wind");
+                ui.add(egui::Slider::new(&mut p.wind.velocity.x, -15.0..=15.0).text("wind x (m/s)"));
+                ui.add(egui::Slider::new(&mut p.wind.velocity.z, -15.0..=15.0).text("wind z (m/s)"));
+                ui.add(egui::Slider::new(&mut p.wind.gust, 0.0..=2.0).text("gusts"));
+                let mut has_ball = p.ball.is_some();
+                if ui.checkbox(&mut has_ball, "ball").changed() {
+                    p.ball = has_ball.then(|| Ball::still(glam::DVec3::new(0.0, 0.6, 0.0), 0.2));
+                }
+                if let Some(b) = &mut p.ball {
+                    ui.add(egui::Slider::new(&mut b.radius, 0.02..=1.0).text("radius (m)"));
+                    let mut motion = match b.motion {
+                        BallMotion::Still => 0,
+                        BallMotion::Swing { .. } => 1,
+                        BallMotion::Thrown => 2,
+                    };
+                    let before = motion;
+                    ui.horizontal(|ui| {
+                        ui.radio_value(&mut motion, 0, "still");
+                        ui.radio_value(&mut motion, 1, "swinging");
+                        ui.radio_value(&mut motion, 2, "thrown (space)");
+                    });
+                    if motion != before {
+                        b.motion = match motion {
+                            0 => BallMotion::Still,
+                            1 => BallMotion::Swing {
+                                anchor: b.center,
+                                axis: glam::DVec3::new(0.0, 0.0, 0.4),
+                                frequency: 0.3,
+                            },
+                            _ => BallMotion::Thrown,
+                        };
+                    }
+                }
+                ui.add(egui::Slider::new(&mut p.friction, 0.0..=2.0).text("friction"));
+                ui.separator();
+                ui.heading("View");
+                ui.checkbox(&mut view.heatmap, "strain heat-map (H)");
+                if view.heatmap {
+                    log_slider(ui, "red at strain", &mut view.strain_scale, 1e-6, 1.0, "strain shown as full red");
+                    ui.label(format!("blue 0 → green {:.1e} → red {:.1e}", view.strain_scale / 2.0, view.strain_scale));
+                }
+                ui.checkbox(&mut view.wireframe, "constraints wireframe (W)");
+                ui.checkbox(&mut panel.show_overlay, "frame-time overlay");
+                ui.separator();
+                ui.heading("Read-outs");
+                let c = &state.world.cloth;
+                ui.label(format!("{} particles, {} constraints, {} springs", c.len(), c.topology.edges.len(), c.topology.springs.len()));
+                if let Some(s) = state.history.back() {
+                    ui.label(format!("step {}: {:.2} ms ({} / {} iterations)", s.step, s.timings.total().as_secs_f64() * 1e3, s.position_iterations, s.velocity_iterations));
+                    ui.label(format!("max strain {:.2e}, mean {:.2e}", s.max_strain, s.mean_strain));
+                    ui.label(if s.converged {
+                        "tolerance met".to_string()
+                    } else if s.hard_capped {
+                        "safety cap hit".to_string()
+                    } else {
+                        "iteration cap hit".to_string()
+                    });
+                    if s.solver == SolverKind::Sle {
+                        ui.label(format!("SLE: {} solves, {} factorisations, residual {:.1e}{}", s.sle_solves, s.sle_factorizations, s.sle_residual, if s.fell_back { ", FELL BACK" } else { "" }));
+                    }
+                }
+                if let Some(e) = &state.error {
+                    ui.colored_label(egui::Color32::LIGHT_RED, e);
+                }
+                ui.separator();
+                ui.horizontal(|ui| {
+                    if recorder.is_recording() {
+                        if ui.button("⏹ Stop recording").clicked() {
+                            recorder.stop();
+                        }
+                    } else if ui.button("⏺ Record").clicked() {
+                        recorder.start_default();
+                    }
+                });
+                if let Some(msg) = recorder.status() {
+                    ui.label(msg);
+                }
+            });
+        });
+    if panel.show_help {
+        egui::Window::new("Controls")
+            .default_pos([330.0, 10.0])
+            .show(ctx, |ui| {
+                egui::Grid::new("controls").show(ui, |ui| {
+                    for (k, v) in super::CONTROLS {
+                        ui.label(*k);
+                        ui.label(*v);
+                        ui.end_row();
+                    }
+                });
+            });
+    }
+    Ok(())
+}
+
+fn stats_line(name: &str, v: &[f64]) -> String {
+    if v.is_empty() {
+        return format!("{name}: –");
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let mean = s.iter().sum::<f64>() / s.len() as f64;
+    let p95 = s[((s.len() - 1) as f64 * 0.95) as usize];
+    format!("{name}: min {:.2} mean {:.2} p95 {:.2} ms", s[0], mean, p95)
+}
+
+fn overlay(
+    mut contexts: EguiContexts,
+    state: Res<SimState>,
+    ft: Res<FrameTimes>,
+    panel: Res<PanelState>,
+) -> Result {
+    if !panel.show_overlay {
+        return Ok(());
+    }
+    let ctx = contexts.ctx_mut()?;
+    egui::Window::new("Frame times")
+        .anchor(egui::Align2::RIGHT_BOTTOM, [-10.0, -10.0])
+        .default_width(420.0)
+        .show(ctx, |ui| {
+            let frames: Vec<f64> = ft.frames.iter().copied().collect();
+            let step: Vec<f64> = state
+                .history
+                .iter()
+                .map(|s| s.timings.total().as_secs_f64() * 1e3)
+                .collect();
+            let pos: Vec<f64> = state
+                .history
+                .iter()
+                .map(|s| s.timings.position.as_secs_f64() * 1e3)
+                .collect();
+            let vel: Vec<f64> = state
+                .history
+                .iter()
+                .map(|s| s.timings.velocity.as_secs_f64() * 1e3)
+                .collect();
+            ui.label(stats_line("frame", &frames));
+            ui.label(stats_line("step", &step));
+            let pts = |v: &[f64]| {
+                v.iter()
+                    .enumerate()
+                    .map(|(i, &y)| [i as f64, y])
+                    .collect::<Vec<_>>()
+            };
+            Plot::new("times")
+                .height(140.0)
+                .legend(Legend::default())
+                .show(ui, |p| {
+                    p.line(Line::new("frame ms", pts(&frames)));
+                    p.line(Line::new("step ms", pts(&step)));
+                    p.line(Line::new("position ms", pts(&pos)));
+                    p.line(Line::new("velocity ms", pts(&vel)));
+                });
+            let strain: Vec<f64> = state.history.iter().map(|s| s.max_strain).collect();
+            let iters: Vec<f64> = state
+                .history
+                .iter()
+                .map(|s| s.position_iterations as f64)
+                .collect();
+            Plot::new("strain")
+                .height(90.0)
+                .legend(Legend::default())
+                .show(ui, |p| {
+                    p.line(Line::new("max strain", pts(&strain)));
+                });
+            Plot::new("iterations")
+                .height(90.0)
+                .legend(Legend::default())
+                .show(ui, |p| {
+                    p.line(Line::new("iterations", pts(&iters)));
+                });
+        });
+    Ok(())
+}
