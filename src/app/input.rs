@@ -197,6 +197,7 @@ fn pointer(
                     target.y as f64,
                     target.z as f64,
                 ));
+                state.grab_travel = state.grab_travel.max(target.distance(point) as f64);
             }
         }
     }

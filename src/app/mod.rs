@@ -171,6 +171,7 @@ fn on_exit(
             "grid": [state.world.cloth.topology.width, state.world.cloth.topology.height],
             "grabbed": state.ever_grabbed,
             "max_displacement": state.max_displacement,
+            "grab_travel": state.grab_travel,
             "max_strain": last.map(|s| s.max_strain),
             "error": state.error,
         });

@@ -57,6 +57,11 @@ impl Plugin for RenderPlugin {
         app.init_resource::<ViewSettings>()
             .init_resource::<Highlight>()
             .insert_resource(ClearColor(Color::srgb(0.12, 0.13, 0.16)))
+            .insert_resource(GlobalAmbientLight {
+                color: Color::WHITE,
+                brightness: 900.0,
+                affects_lightmapped_meshes: true,
+            })
             .add_systems(Startup, setup)
             .add_systems(Update, (sync_cloth, sync_colliders, draw_overlays));
     }

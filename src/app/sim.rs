@@ -74,6 +74,8 @@ pub struct SimState {
     pub ever_grabbed: bool,
     /// Largest distance any particle moved from its initial position.
     pub max_displacement: f64,
+    /// Largest distance a drag moved its target from where the grab started.
+    pub grab_travel: f64,
 }
 
 impl SimState {
@@ -100,6 +102,7 @@ impl SimState {
             total_steps: 0,
             ever_grabbed: false,
             max_displacement: 0.0,
+            grab_travel: 0.0,
         })
     }
 

@@ -51,9 +51,15 @@ impl Plugin for UiPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<FrameTimes>()
             .init_resource::<PanelState>()
+            .add_systems(Startup, sync_panel)
             .add_systems(Update, frame_time)
             .add_systems(EguiPrimaryContextPass, (panel, overlay).chain());
     }
+}
+
+fn sync_panel(state: Res<SimState>, mut panel: ResMut<PanelState>) {
+    panel.grid_w = state.world.cloth.topology.width;
+    panel.grid_h = state.world.cloth.topology.height;
 }
 
 fn frame_time(mut ft: ResMut<FrameTimes>) {
@@ -175,7 +181,7 @@ fn panel(
                 let p = &mut state.world.params;
                 let mut hz = (1.0 / (p.dt * panel.substeps as f64)).round();
                 let a = ui
-                    .add(egui::Slider::new(&mut hz, 10.0..=240.0).text("frame rate h⁻¹ (Hz)"))
+                    .add(egui::Slider::new(&mut hz, 10.0..=240.0).text("frame rate (Hz)"))
                     .on_hover_text("simulated frames per second; each frame is split into substeps");
                 let b = ui
                     .add(egui::Slider::new(&mut panel.substeps, 1..=50).text("substeps"))

@@ -1,0 +1,141 @@
+//! Headless app tests (MinimalPlugins: no window, no GPU): the ECS-driven step equals
+//! `src/sim`'s own step bit for bit, solver switching keeps the state, and pin / grab
+//! requests reach the cloth.
+#![cfg(feature = "app")]
+
+use bevy::prelude::*;
+use glam::DVec3;
+use impulse_cloth::app::{SimPlugin, SimState};
+use impulse_cloth::sim::{ScenePreset, SceneSpec, SimParams, SolverKind};
+
+fn scene() -> SceneSpec {
+    let mut s = SceneSpec::new(ScenePreset::Hanging, 12, 12);
+    s.slack = 0.1;
+    s
+}
+
+fn params() -> SimParams {
+    SimParams {
+        dt: 1.0 / 120.0,
+        tolerance: 1e-4,
+        max_iterations: 50,
+        ..SimParams::default()
+    }
+}
+
+fn app(kind: SolverKind) -> App {
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .insert_resource(SimState::new(scene(), params(), kind).unwrap())
+        .add_plugins(SimPlugin);
+    app
+}
+
+fn fixed_steps(app: &mut App, n: usize) {
+    for _ in 0..n {
+        app.world_mut().run_schedule(FixedUpdate);
+    }
+}
+
+#[test]
+fn ecs_step_is_bit_identical_to_sim_step() {
+    for kind in SolverKind::ALL {
+        let mut app = app(kind);
+        fixed_steps(&mut app, 8);
+        let mut world = scene().build(params()).unwrap();
+        let mut solver = kind.create();
+        for _ in 0..8 {
+            world.step(solver.as_mut()).unwrap();
+        }
+        let state = app.world().resource::<SimState>();
+        assert_eq!(state.total_steps, 8, "{kind}");
+        assert!(
+            state.world.cloth.particles.x == world.cloth.particles.x,
+            "{kind}: positions differ"
+        );
+        assert!(
+            state.world.cloth.particles.v == world.cloth.particles.v,
+            "{kind}: velocities differ"
+        );
+        assert!(
+            world.cloth.particles.x[60].distance(state.initial_x[60]) > 1e-3,
+            "{kind}: nothing moved"
+        );
+    }
+}
+
+#[test]
+fn switching_solver_keeps_the_cloth() {
+    let mut app = app(SolverKind::Iterative);
+    fixed_steps(&mut app, 5);
+    let before = app.world().resource::<SimState>().world.cloth.clone();
+    app.world_mut()
+        .resource_mut::<SimState>()
+        .set_solver(SolverKind::Sle);
+    let state = app.world().resource::<SimState>();
+    assert_eq!(state.kind, SolverKind::Sle);
+    assert_eq!(state.world.cloth, before);
+    fixed_steps(&mut app, 1);
+    assert_eq!(
+        app.world().resource::<SimState>().last().unwrap().solver,
+        SolverKind::Sle
+    );
+}
+
+#[test]
+fn pause_and_single_step() {
+    let mut app = app(SolverKind::Iterative);
+    app.world_mut().resource_mut::<SimState>().paused = true;
+    fixed_steps(&mut app, 3);
+    assert_eq!(app.world().resource::<SimState>().total_steps, 0);
+    app.world_mut().resource_mut::<SimState>().step_once = true;
+    fixed_steps(&mut app, 3);
+    assert_eq!(app.world().resource::<SimState>().total_steps, 1);
+}
+
+#[test]
+fn pin_and_grab_reach_the_cloth() {
+    let mut app = app(SolverKind::Iterative);
+    {
+        let mut state = app.world_mut().resource_mut::<SimState>();
+        state.world.cloth.set_pinned(143, true).unwrap();
+        assert_eq!(state.world.cloth.particles.inv_mass[143], 0.0);
+    }
+    let pinned_at = app.world().resource::<SimState>().world.cloth.particles.x[143];
+    let target = {
+        let mut state = app.world_mut().resource_mut::<SimState>();
+        let t = state.world.cloth.particles.x[138] + DVec3::new(0.0, 0.1, 0.05);
+        state.world.start_grab(138, t).unwrap();
+        t
+    };
+    fixed_steps(&mut app, 3);
+    let state = app.world().resource::<SimState>();
+    assert!(
+        state.world.cloth.particles.x[138].distance(target) < 1e-12,
+        "grab missed its target"
+    );
+    assert_eq!(
+        state.world.cloth.particles.x[143], pinned_at,
+        "pinned particle moved"
+    );
+}
+
+#[test]
+fn rebuild_changes_the_grid_and_rejects_bad_input() {
+    let mut app = app(SolverKind::Iterative);
+    let mut state = app.world_mut().resource_mut::<SimState>();
+    state
+        .rebuild(SceneSpec::new(ScenePreset::Curtain, 8, 5))
+        .unwrap();
+    assert_eq!(state.world.cloth.len(), 40);
+    assert!(
+        state
+            .rebuild(SceneSpec::new(ScenePreset::Curtain, 1, 1))
+            .is_err()
+    );
+    assert_eq!(
+        state.world.cloth.len(),
+        40,
+        "a rejected rebuild keeps the old cloth"
+    );
+}
