@@ -18,6 +18,7 @@ use crate::cli::AppArgs;
 use crate::sim::{SceneSpec, SimParams};
 
 pub mod input;
+pub mod material;
 pub mod record;
 pub mod render;
 pub mod sim;

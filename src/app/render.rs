@@ -7,6 +7,7 @@ use bevy::mesh::{Indices, PrimitiveTopology};
 use bevy::prelude::*;
 use glam::DVec3;
 
+use super::material::{ClothMaterial, ClothMaterialPlugin};
 use super::sim::SimState;
 
 /// What the view shows.
@@ -54,7 +55,8 @@ pub struct RenderPlugin;
 
 impl Plugin for RenderPlugin {
     fn build(&self, app: &mut App) {
-        app.init_resource::<ViewSettings>()
+        app.add_plugins(ClothMaterialPlugin)
+            .init_resource::<ViewSettings>()
             .init_resource::<Highlight>()
             .insert_resource(ClearColor(Color::srgb(0.12, 0.13, 0.16)))
             .insert_resource(GlobalAmbientLight {
@@ -63,7 +65,10 @@ impl Plugin for RenderPlugin {
                 affects_lightmapped_meshes: true,
             })
             .add_systems(Startup, setup)
-            .add_systems(Update, (sync_cloth, sync_colliders, draw_overlays));
+            .add_systems(
+                Update,
+                (sync_cloth, sync_colliders, draw_overlays, sync_material),
+            );
     }
 }
 
@@ -93,17 +98,12 @@ fn setup(
     mut commands: Commands,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
+    mut cloth_materials: ResMut<Assets<ClothMaterial>>,
     state: Res<SimState>,
 ) {
     commands.spawn((
         Mesh3d(meshes.add(cloth_mesh(&state))),
-        MeshMaterial3d(materials.add(StandardMaterial {
-            base_color: Color::WHITE,
-            perceptual_roughness: 0.85,
-            double_sided: true,
-            cull_mode: None,
-            ..default()
-        })),
+        MeshMaterial3d(cloth_materials.add(ClothMaterial::default())),
         ClothMesh,
     ));
     commands.spawn((
@@ -203,8 +203,8 @@ fn sync_cloth(
         (0..n)
             .map(|i| {
                 let (r, c) = (i / cloth.topology.width, i % cloth.topology.width);
-                let check = ((r / 4 + c / 4) % 2) as f32 * 0.06;
-                [0.82 - check, 0.84 - check, 0.9 - check, 1.0]
+                let check = ((r / 4 + c / 4) % 2) as f32 * 0.08;
+                [1.0 - check, 1.0 - check, 1.0 - check, 1.0]
             })
             .collect()
     };
@@ -289,5 +289,20 @@ fn draw_overlays(state: Res<SimState>, view: Res<ViewSettings>, mut gizmos: Gizm
             origin + dir.normalize_or_zero() * len,
             Color::srgb(0.3, 0.8, 1.0),
         );
+    }
+}
+
+fn sync_material(
+    view: Res<ViewSettings>,
+    query: Query<&MeshMaterial3d<ClothMaterial>, With<ClothMesh>>,
+    mut materials: ResMut<Assets<ClothMaterial>>,
+) {
+    if !view.is_changed() {
+        return;
+    }
+    for handle in &query {
+        if let Some(mut m) = materials.get_mut(handle) {
+            m.params.x = if view.heatmap { 1.0 } else { 0.0 };
+        }
     }
 }
