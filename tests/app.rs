@@ -139,3 +139,30 @@ fn rebuild_changes_the_grid_and_rejects_bad_input() {
         "a rejected rebuild keeps the old cloth"
     );
 }
+
+#[test]
+fn panel_settings_reach_the_next_step() {
+    // The panel edits `SimState::world.params` directly; the next fixed step must use them.
+    let mut app = app(SolverKind::Iterative);
+    fixed_steps(&mut app, 2);
+    {
+        let mut state = app.world_mut().resource_mut::<SimState>();
+        state.world.params.max_iterations = 3;
+        state.world.params.tolerance = 1e-9;
+        state.world.params.gravity = DVec3::ZERO;
+        state.set_solver(SolverKind::Verlet);
+        state.world.params.verlet_passes = 7;
+    }
+    fixed_steps(&mut app, 1);
+    let s = *app.world().resource::<SimState>().last().unwrap();
+    assert_eq!(s.solver, SolverKind::Verlet);
+    assert_eq!(s.position_iterations, 7, "Verlet passes setting ignored");
+    {
+        let mut state = app.world_mut().resource_mut::<SimState>();
+        state.set_solver(SolverKind::Iterative);
+    }
+    fixed_steps(&mut app, 1);
+    let s = *app.world().resource::<SimState>().last().unwrap();
+    assert_eq!(s.position_iterations, 3, "iteration cap setting ignored");
+    assert!(s.capped, "a 1e-9 tolerance in 3 sweeps must report the cap");
+}

@@ -327,16 +327,13 @@ fn overlay(
                 .iter()
                 .map(|s| s.timings.total().as_secs_f64() * 1e3)
                 .collect();
-            let pos: Vec<f64> = state
-                .history
-                .iter()
-                .map(|s| s.timings.position.as_secs_f64() * 1e3)
-                .collect();
-            let vel: Vec<f64> = state
-                .history
-                .iter()
-                .map(|s| s.timings.velocity.as_secs_f64() * 1e3)
-                .collect();
+            let phase = |p: crate::sim::Phase| -> Vec<f64> {
+                state
+                    .history
+                    .iter()
+                    .map(|s| s.timings.get(p).as_secs_f64() * 1e3)
+                    .collect()
+            };
             ui.label(stats_line("frame", &frames));
             ui.label(stats_line("step", &step));
             let pts = |v: &[f64]| {
@@ -351,8 +348,9 @@ fn overlay(
                 .show(ui, |p| {
                     p.line(Line::new("frame ms", pts(&frames)));
                     p.line(Line::new("step ms", pts(&step)));
-                    p.line(Line::new("position ms", pts(&pos)));
-                    p.line(Line::new("velocity ms", pts(&vel)));
+                    for ph in crate::sim::Phase::ORDER {
+                        p.line(Line::new(format!("{} ms", ph.name()), pts(&phase(ph))));
+                    }
                 });
             let strain: Vec<f64> = state.history.iter().map(|s| s.max_strain).collect();
             let iters: Vec<f64> = state
