@@ -57,6 +57,8 @@ pub struct Config {
     pub max_iterations: u32,
     /// Verlet passes.
     pub verlet_passes: u32,
+    /// Substeps per 1/30 s step (times are per 1/30 s step).
+    pub substeps: u32,
 }
 
 /// The configurations of `bench paper`.
@@ -64,58 +66,82 @@ pub const CONFIGS: &[Config] = &[
     Config {
         label: "iterative 1e-1",
         solver: SolverKind::Iterative,
-        tolerance: 1e-1,
+        tolerance: 1.000000e-01,
         max_iterations: 0,
         verlet_passes: 0,
+        substeps: 1,
     },
     Config {
         label: "iterative 1e-2",
         solver: SolverKind::Iterative,
-        tolerance: 1e-2,
+        tolerance: 1.000000e-02,
         max_iterations: 0,
         verlet_passes: 0,
+        substeps: 1,
     },
     Config {
         label: "iterative 1e-3",
         solver: SolverKind::Iterative,
-        tolerance: 1e-3,
+        tolerance: 1.000000e-03,
         max_iterations: 0,
         verlet_passes: 0,
+        substeps: 1,
     },
     Config {
         label: "iterative 1e-4",
         solver: SolverKind::Iterative,
-        tolerance: 1e-4,
+        tolerance: 1.000000e-04,
         max_iterations: 0,
         verlet_passes: 0,
+        substeps: 1,
     },
     Config {
         label: "iterative cap 5",
         solver: SolverKind::Iterative,
-        tolerance: 1e-4,
+        tolerance: 1.000000e-04,
         max_iterations: 5,
         verlet_passes: 0,
+        substeps: 1,
     },
     Config {
         label: "sle 1e-6",
         solver: SolverKind::Sle,
-        tolerance: 1e-6,
+        tolerance: 1.000000e-06,
         max_iterations: 0,
         verlet_passes: 0,
+        substeps: 1,
+    },
+    Config {
+        label: "sle 1e-6 x16 substeps",
+        solver: SolverKind::Sle,
+        tolerance: 1.000000e-06,
+        max_iterations: 0,
+        verlet_passes: 0,
+        substeps: 16,
+    },
+    Config {
+        label: "iterative 1e-4 x16 substeps",
+        solver: SolverKind::Iterative,
+        tolerance: 1.000000e-04,
+        max_iterations: 0,
+        verlet_passes: 0,
+        substeps: 16,
     },
     Config {
         label: "verlet 5",
         solver: SolverKind::Verlet,
-        tolerance: 1e-4,
+        tolerance: 1.000000e-04,
         max_iterations: 0,
         verlet_passes: 5,
+        substeps: 1,
     },
     Config {
         label: "verlet 20",
         solver: SolverKind::Verlet,
-        tolerance: 1e-4,
+        tolerance: 1.000000e-04,
         max_iterations: 0,
         verlet_passes: 20,
+        substeps: 1,
     },
 ];
 
@@ -166,6 +192,7 @@ pub struct Row {
 
 fn run_config(cfg: &Config, n: usize, steps: u64, hard_cap: u32) -> Result<Row, String> {
     let params = SimParams {
+        dt: 1.0 / 30.0 / cfg.substeps as f64,
         tolerance: cfg.tolerance,
         max_iterations: cfg.max_iterations,
         verlet_passes: cfg.verlet_passes.max(1),
@@ -180,7 +207,8 @@ fn run_config(cfg: &Config, n: usize, steps: u64, hard_cap: u32) -> Result<Row, 
     let (mut iters, mut max_strain, mut capped, mut fallbacks) = (0u64, 0.0f64, 0u64, 0u64);
     let mut series = Vec::new();
     for _ in 0..steps {
-        let s = world.step(solver.as_mut()).map_err(|e| e.to_string())?;
+        let s = super::run::step_frame(&mut world, solver.as_mut(), cfg.substeps)
+            .map_err(|e| e.to_string())?;
         times.push(s.timings.total());
         iters += s.position_iterations as u64;
         max_strain = max_strain.max(s.max_strain);

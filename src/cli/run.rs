@@ -42,9 +42,12 @@ pub struct RunArgs {
     /// Time step, s.
     #[arg(long, default_value_t = 1.0 / 30.0, value_parser = positive)]
     pub dt: f64,
-    /// Number of steps.
+    /// Number of steps (frames of `--dt`).
     #[arg(long, default_value_t = 100)]
     pub steps: u64,
+    /// Split every step into this many substeps of dt/K (statistics are per step).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub substeps: u32,
     /// Random seed for the initial velocities.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -143,8 +146,10 @@ pub struct Report {
     pub scene: ScenePreset,
     /// [W, H].
     pub grid: [usize; 2],
-    /// Time step, s.
+    /// Time step (frame), s.
     pub dt: f64,
+    /// Substeps per step.
+    pub substeps: u32,
     /// Steps completed.
     pub steps: u64,
     /// Tolerance used.
@@ -194,7 +199,7 @@ fn arr(v: &[DVec3]) -> Vec<[f64; 3]> {
 pub fn build_world(args: &RunArgs) -> Result<World, String> {
     let tolerance = args.tolerance.unwrap_or(args.solver.default_tolerance());
     let mut params = SimParams {
-        dt: args.dt,
+        dt: args.dt / args.substeps as f64,
         gravity: args.gravity.0,
         tolerance,
         max_iterations: args.max_iterations,
@@ -266,6 +271,37 @@ fn write_obj(dir: &Path, step: u64, world: &World) -> std::io::Result<()> {
     write_atomic(&dir.join(format!("frame_{step:06}.obj")), s.as_bytes())
 }
 
+/// One frame of `substeps` world steps, with statistics merged over the substeps: times and
+/// iterations add up, strains and flags are the worst of any substep.
+pub fn step_frame(
+    world: &mut World,
+    solver: &mut dyn crate::sim::Solver,
+    substeps: u32,
+) -> Result<StepStats, crate::sim::SimError> {
+    let mut total = world.step(solver)?;
+    for _ in 1..substeps {
+        let s = world.step(solver)?;
+        for p in crate::sim::Phase::ORDER {
+            *total.timings.slot(p) += s.timings.get(p);
+        }
+        total.position_iterations += s.position_iterations;
+        total.velocity_iterations += s.velocity_iterations;
+        total.sle_solves += s.sle_solves;
+        total.sle_factorizations += s.sle_factorizations;
+        total.polish_sweeps += s.polish_sweeps;
+        total.max_strain = total.max_strain.max(s.max_strain);
+        total.mean_strain = s.mean_strain;
+        total.position_residual = total.position_residual.max(s.position_residual);
+        total.sle_residual = total.sle_residual.max(s.sle_residual);
+        total.converged &= s.converged;
+        total.capped |= s.capped;
+        total.hard_capped |= s.hard_capped;
+        total.velocity_capped |= s.velocity_capped;
+        total.fell_back |= s.fell_back;
+    }
+    Ok(total)
+}
+
 /// Run a simulation to completion (or to a non-finite step). Returns the report.
 pub fn simulate(
     args: &RunArgs,
@@ -278,7 +314,8 @@ pub fn simulate(
         solver: args.solver,
         scene: args.scene,
         grid: [topo.width, topo.height],
-        dt: world.params.dt,
+        dt: world.params.dt * args.substeps as f64,
+        substeps: args.substeps,
         steps: 0,
         tolerance: world.params.tolerance,
         max_iterations: world.params.max_iterations,
@@ -303,13 +340,13 @@ pub fn simulate(
     let record = |world: &World, report: &mut Report| {
         if let Some(frames) = &mut report.frames {
             frames.push(Frame {
-                step: world.steps,
+                step: report.steps,
                 positions: arr(&world.cloth.particles.x),
                 velocities: arr(&world.cloth.particles.v),
             });
         }
         if let Some(dir) = &args.obj_dir
-            && let Err(e) = write_obj(dir, world.steps, world)
+            && let Err(e) = write_obj(dir, report.steps, world)
         {
             report.error.get_or_insert(format!("writing OBJ: {e}"));
         }
@@ -320,7 +357,7 @@ pub fn simulate(
     let mut times = Vec::with_capacity(args.steps as usize);
     let mut iters: Vec<u32> = Vec::with_capacity(args.steps as usize);
     for _ in 0..args.steps {
-        let stats: StepStats = match world.step(solver.as_mut()) {
+        let stats: StepStats = match step_frame(&mut world, solver.as_mut(), args.substeps) {
             Ok(s) => s,
             Err(e) => {
                 report.error = Some(e.to_string());
@@ -336,7 +373,7 @@ pub fn simulate(
         report.fallback_steps += stats.fell_back as u64;
         report.steps += 1;
         if let Some(k) = every.or(args.obj_dir.as_ref().map(|_| 1))
-            && world.steps.is_multiple_of(k)
+            && report.steps.is_multiple_of(k)
         {
             record(&world, &mut report);
         }
