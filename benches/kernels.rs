@@ -2,6 +2,7 @@
 #![allow(missing_docs)]
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use impulse_cloth::sim::solver::SleSolver;
 use impulse_cloth::sim::solver::iterative::{self, Scratch};
 use impulse_cloth::sim::{ScenePreset, SceneSpec, SimParams, SolverKind, World};
 
@@ -30,6 +31,21 @@ fn benches(c: &mut Criterion) {
             let mut scratch = Scratch::default();
             b.iter(|| iterative::position_pass(&mut cloth, &w.params, &accel, 1, &mut scratch))
         });
+        {
+            let mut sle = SleSolver::default();
+            let rows = sle.kernel_prepare(&w.cloth, &accel, w.params.dt);
+            assert!(rows > 0);
+            c.bench_function(&format!("sle_assemble_{n}x{n}"), |b| {
+                b.iter(|| sle.kernel_assemble(&w.cloth))
+            });
+            sle.kernel_assemble(&w.cloth);
+            c.bench_function(&format!("sle_numeric_factorisation_{n}x{n}"), |b| {
+                b.iter(|| assert!(sle.kernel_factorize()))
+            });
+            c.bench_function(&format!("sle_solve_{n}x{n}"), |b| {
+                b.iter(|| sle.kernel_solve())
+            });
+        }
         for kind in [SolverKind::Sle, SolverKind::Verlet] {
             c.bench_function(&format!("{kind}_step_{n}x{n}"), |b| {
                 let mut p = w.params.clone();

@@ -250,33 +250,70 @@ impl SleSolver {
         r
     }
 
-    /// Directions from the current preview, assemble A, numeric factorisation. `false` if
-    /// a previewed constraint has zero length or A is not positive definite.
-    fn refactor(&mut self, ctx: &mut StepCtx<'_>) -> bool {
-        let h = ctx.params.dt;
-        {
-            let t = &ctx.cloth.topology;
-            let p = &ctx.cloth.particles;
-            for (r, &e) in self.pattern.rows.iter().enumerate() {
-                let [a, b] = t.edges[e as usize];
-                let (a, b) = (a as usize, b as usize);
-                let pa = preview(p.x[a], p.v[a], ctx.accel[a], h);
-                let pb = preview(p.x[b], p.v[b], ctx.accel[b], h);
-                let d = pb - pa;
-                let l = d.length();
-                if l.is_nan() || l <= 1e-9 * t.rest[e as usize] {
-                    return false;
-                }
-                self.dirs[r] = d / l;
+    /// Unit directions of every row from the preview; `false` if one has zero length.
+    fn directions(&mut self, cloth: &Cloth, accel: &[DVec3], h: f64) -> bool {
+        let t = &cloth.topology;
+        let p = &cloth.particles;
+        self.dirs.resize(self.pattern.rows.len(), DVec3::ZERO);
+        for (r, &e) in self.pattern.rows.iter().enumerate() {
+            let [a, b] = t.edges[e as usize];
+            let (a, b) = (a as usize, b as usize);
+            let pa = preview(p.x[a], p.v[a], accel[a], h);
+            let pb = preview(p.x[b], p.v[b], accel[b], h);
+            let d = pb - pa;
+            let l = d.length();
+            if l.is_nan() || l <= 1e-9 * t.rest[e as usize] {
+                return false;
             }
+            self.dirs[r] = d / l;
         }
-        self.assemble(ctx.cloth);
+        true
+    }
+
+    /// Numeric factorisation of the assembled values.
+    fn factorize(&mut self) -> bool {
         let ok = match &mut self.factor {
             Some(f) => f.numeric(&self.values).is_ok(),
             None => false,
         };
         self.factored = ok;
         ok
+    }
+
+    /// Directions from the current preview, assemble A, numeric factorisation. `false` if
+    /// a previewed constraint has zero length or A is not positive definite.
+    fn refactor(&mut self, ctx: &mut StepCtx<'_>) -> bool {
+        if !self.directions(ctx.cloth, ctx.accel, ctx.params.dt) {
+            return false;
+        }
+        self.assemble(ctx.cloth);
+        self.factorize()
+    }
+
+    /// Kernel entry point (benchmarks): pattern and symbolic analysis if needed, then the
+    /// preview directions and a right-hand side. Returns the number of rows.
+    pub fn kernel_prepare(&mut self, cloth: &Cloth, accel: &[DVec3], h: f64) -> usize {
+        self.ensure_pattern(cloth);
+        self.directions(cloth, accel, h);
+        self.rhs.resize(self.pattern.rows.len(), 1e-3);
+        self.pattern.rows.len()
+    }
+
+    /// Kernel entry point (benchmarks): assemble A's values into the fixed pattern.
+    pub fn kernel_assemble(&mut self, cloth: &Cloth) {
+        self.assemble(cloth);
+    }
+
+    /// Kernel entry point (benchmarks): numeric Cholesky factorisation; `false` if A is not
+    /// positive definite.
+    pub fn kernel_factorize(&mut self) -> bool {
+        self.factorize()
+    }
+
+    /// Kernel entry point (benchmarks): one solve with the factor; returns the relative
+    /// residual ‖Aλ − b‖/‖b‖.
+    pub fn kernel_solve(&mut self) -> f64 {
+        self.solve()
     }
 
     /// Previewed error of every row into `rhs` (= −e/h, the relative velocity change
