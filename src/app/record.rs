@@ -125,7 +125,14 @@ impl Recorder {
     }
 }
 
-fn chart(path: &Path, steps: &[f64], frames: &[f64]) -> Result<(), Box<dyn std::error::Error>> {
+/// Steps and frames are spread evenly over the recording's duration (both are regular
+/// enough for a chart; the CSV has exact timestamps).
+fn chart(
+    path: &Path,
+    steps: &[f64],
+    frames: &[f64],
+    seconds: f64,
+) -> Result<(), Box<dyn std::error::Error>> {
     let tmp = path.with_extension("png.tmp.png");
     {
         let _ = plotters::style::register_font(
@@ -135,7 +142,8 @@ fn chart(path: &Path, steps: &[f64], frames: &[f64]) -> Result<(), Box<dyn std::
         );
         let root = BitMapBackend::new(&tmp, (900, 400)).into_drawing_area();
         root.fill(&WHITE)?;
-        let n = steps.len().max(frames.len()).max(2) as f64;
+        let n = seconds.max(1e-3);
+        let at = |i: usize, len: usize| i as f64 * n / len.max(1) as f64;
         let ymax = steps.iter().chain(frames).fold(1.0f64, |a, &b| a.max(b)) * 1.2;
         let mut c = ChartBuilder::on(&root)
             .caption("recording: ms per step and per frame", ("sans-serif", 20))
@@ -143,15 +151,21 @@ fn chart(path: &Path, steps: &[f64], frames: &[f64]) -> Result<(), Box<dyn std::
             .x_label_area_size(35)
             .y_label_area_size(50)
             .build_cartesian_2d(0.0..n, 0.0..ymax)?;
-        c.configure_mesh().x_desc("sample").y_desc("ms").draw()?;
+        c.configure_mesh().x_desc("time (s)").y_desc("ms").draw()?;
         c.draw_series(LineSeries::new(
-            steps.iter().enumerate().map(|(i, &y)| (i as f64, y)),
+            steps
+                .iter()
+                .enumerate()
+                .map(|(i, &y)| (at(i, steps.len()), y)),
             &BLUE,
         ))?
         .label("step")
         .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLUE));
         c.draw_series(LineSeries::new(
-            frames.iter().enumerate().map(|(i, &y)| (i as f64, y)),
+            frames
+                .iter()
+                .enumerate()
+                .map(|(i, &y)| (at(i, frames.len()), y)),
             &RED,
         ))?
         .label("frame")
