@@ -114,8 +114,14 @@ impl Recorder {
                 summary.to_string().as_bytes(),
             )
             .map_err(|e| e.to_string())?;
-            chart(&a.path.with_extension("png"), &a.step_ms, &a.frame_ms)
-                .map_err(|e| e.to_string())?;
+            let seconds = a.start.elapsed().as_secs_f64();
+            chart(
+                &a.path.with_extension("png"),
+                &a.step_ms,
+                &a.frame_ms,
+                seconds,
+            )
+            .map_err(|e| e.to_string())?;
             Ok(())
         })();
         self.status = Some(match result {
