@@ -166,3 +166,15 @@ fn panel_settings_reach_the_next_step() {
     assert_eq!(s.position_iterations, 3, "iteration cap setting ignored");
     assert!(s.capped, "a 1e-9 tolerance in 3 sweeps must report the cap");
 }
+
+#[test]
+fn picking_hits_the_particle_under_the_ray() {
+    let state = SimState::new(scene(), params(), SolverKind::Iterative).unwrap();
+    for i in [13usize, 40, 77, 130] {
+        let p = state.world.cloth.particles.x[i].as_vec3();
+        let ray = Ray3d::new(p + Vec3::new(0.004, 1.0, -0.003), Dir3::NEG_Y);
+        assert_eq!(impulse_cloth::app::input::pick(&state, ray), Some(i));
+    }
+    let miss = Ray3d::new(Vec3::new(5.0, 5.0, 5.0), Dir3::Y);
+    assert_eq!(impulse_cloth::app::input::pick(&state, miss), None);
+}

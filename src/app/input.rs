@@ -112,31 +112,45 @@ fn orbit(
     }
 }
 
-/// The particle nearest the ray among those within a few spacings of it, nearest the
-/// camera first.
+/// The particle under the cursor: the ray is intersected with every cloth triangle
+/// (Möller–Trumbore) and the vertex of the nearest hit triangle closest to the hit point is
+/// returned.
 pub fn pick(state: &SimState, ray: Ray3d) -> Option<usize> {
     let cloth = &state.world.cloth;
-    let spacing = cloth.topology.rest.first().copied().unwrap_or(0.05) as f32;
-    let o = ray.origin;
-    let dir = *ray.direction;
-    let mut best: Option<(f32, usize)> = None;
-    for (i, x) in cloth.particles.x.iter().enumerate() {
-        let p = x.as_vec3() - o;
-        let along = p.dot(dir);
-        if along <= 0.0 {
+    let x = &cloth.particles.x;
+    let o = ray.origin.as_dvec3();
+    let d = ray.direction.as_dvec3();
+    let mut best: Option<(f64, [u32; 3])> = None;
+    for tri in &cloth.topology.triangles {
+        let (p0, p1, p2) = (x[tri[0] as usize], x[tri[1] as usize], x[tri[2] as usize]);
+        let (e1, e2) = (p1 - p0, p2 - p0);
+        let pv = d.cross(e2);
+        let det = e1.dot(pv);
+        if det.abs() < 1e-14 {
             continue;
         }
-        let off = (p - dir * along).length();
-        if off > spacing * 1.5 {
+        let inv = 1.0 / det;
+        let tv = o - p0;
+        let u = tv.dot(pv) * inv;
+        if !(0.0..=1.0).contains(&u) {
             continue;
         }
-        // Prefer hits near the ray, then near the camera.
-        let score = along + off * 4.0;
-        if best.is_none_or(|(s, _)| score < s) {
-            best = Some((score, i));
+        let qv = tv.cross(e1);
+        let v = d.dot(qv) * inv;
+        if v < 0.0 || u + v > 1.0 {
+            continue;
+        }
+        let t = e2.dot(qv) * inv;
+        if t > 0.0 && best.is_none_or(|(bt, _)| t < bt) {
+            best = Some((t, *tri));
         }
     }
-    best.map(|(_, i)| i)
+    let (t, tri) = best?;
+    let hit = o + d * t;
+    tri.iter().map(|&i| i as usize).min_by(|&a, &b| {
+        x[a].distance_squared(hit)
+            .total_cmp(&x[b].distance_squared(hit))
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
