@@ -7,4 +7,8 @@
 #[cfg(feature = "app")]
 pub mod app;
 pub mod cli;
+#[cfg(feature = "app")]
+pub mod render;
 pub mod sim;
+#[cfg(feature = "app")]
+pub mod ui;

@@ -1,9 +1,9 @@
 //! The desktop app: a thin Bevy + egui layer over [`crate::sim`].
 //!
 //! - [`sim`]: the simulation resource and the FixedUpdate phase systems.
-//! - [`render`]: the cloth mesh (synced after the fixed loop), ball, ground, lights.
+//! - [`crate::render`]: the cloth mesh (synced after the fixed loop), material, ball, ground.
 //! - [`input`]: orbit camera, grab, pin, shortcuts.
-//! - [`ui`]: the egui panel and the frame-time overlay; [`record`]: recording to files.
+//! - [`crate::ui`]: the egui panel, the frame-time overlay and recording to files.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,11 +18,7 @@ use crate::cli::AppArgs;
 use crate::sim::{SceneSpec, SimParams};
 
 pub mod input;
-pub mod material;
-pub mod record;
-pub mod render;
 pub mod sim;
-pub mod ui;
 
 pub use sim::{SimPlugin, SimSet, SimState};
 
@@ -81,7 +77,7 @@ pub fn run(args: AppArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut recorder = record::Recorder::default();
+    let mut recorder = crate::ui::Recorder::default();
     if let Some(p) = &args.record {
         recorder.start(p.clone(), 0);
         if !recorder.is_recording() {
@@ -114,11 +110,11 @@ pub fn run(args: AppArgs) -> ExitCode {
     })
     .add_plugins((
         SimPlugin,
-        render::RenderPlugin,
+        crate::render::RenderPlugin,
         input::InputPlugin,
-        ui::UiPlugin,
+        crate::ui::UiPlugin,
     ))
-    .add_systems(Update, (record::record_rows, launch_control))
+    .add_systems(Update, (crate::ui::recording::record_rows, launch_control))
     .add_systems(Last, on_exit);
     match app.run() {
         AppExit::Success => ExitCode::SUCCESS,
@@ -153,7 +149,7 @@ fn on_exit(
     mut exits: MessageReader<AppExit>,
     mut launch: ResMut<Launch>,
     state: Res<SimState>,
-    mut recorder: ResMut<record::Recorder>,
+    mut recorder: ResMut<crate::ui::Recorder>,
 ) {
     if exits.read().next().is_none() || launch.printed {
         return;

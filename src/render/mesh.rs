@@ -8,7 +8,7 @@ use bevy::prelude::*;
 use glam::DVec3;
 
 use super::material::{ClothMaterial, ClothMaterialPlugin};
-use super::sim::SimState;
+use crate::app::sim::SimState;
 
 /// What the view shows.
 #[derive(Resource, Debug, Clone, Copy)]

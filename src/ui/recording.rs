@@ -11,8 +11,8 @@ use std::time::Instant;
 use bevy::prelude::*;
 use plotters::prelude::*;
 
-use super::sim::SimState;
-use super::ui::FrameTimes;
+use super::panel::FrameTimes;
+use crate::app::sim::SimState;
 use crate::cli::run::write_atomic;
 
 struct Active {

@@ -8,9 +8,9 @@ use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use egui_plot::{Legend, Line, Plot};
 
-use super::record::Recorder;
-use super::render::ViewSettings;
-use super::sim::SimState;
+use super::recording::Recorder;
+use crate::app::sim::SimState;
+use crate::render::ViewSettings;
 use crate::sim::{Ball, BallMotion, PinSpec, ScenePreset, SceneSpec, SolverKind};
 
 /// Frame times of the recent frames, ms.
@@ -39,7 +39,7 @@ impl Default for PanelState {
             grid_h: 30,
             show_help: false,
             show_overlay: true,
-            substeps: super::DEFAULT_SUBSTEPS,
+            substeps: crate::app::DEFAULT_SUBSTEPS,
         }
     }
 }
@@ -285,7 +285,7 @@ fn panel(
             .default_pos([330.0, 10.0])
             .show(ctx, |ui| {
                 egui::Grid::new("controls").show(ui, |ui| {
-                    for (k, v) in super::CONTROLS {
+                    for (k, v) in crate::app::CONTROLS {
                         ui.label(*k);
                         ui.label(*v);
                         ui.end_row();
