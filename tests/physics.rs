@@ -406,3 +406,30 @@ fn preview_direction_is_stable_where_current_direction_diverges() {
         "current direction: {current:?} vs preview {preview}"
     );
 }
+
+#[test]
+fn draped_cloth_does_not_penetrate_ball_or_ground() {
+    for kind in SolverKind::ALL {
+        let spec =
+            impulse_cloth::sim::SceneSpec::new(impulse_cloth::sim::ScenePreset::Drape, 15, 15);
+        let mut w = spec.build(params(1e-3)).unwrap();
+        let mut s = kind.create();
+        let mut touched = false;
+        for _ in 0..60 {
+            w.step(s.as_mut()).unwrap();
+            let b = w.params.ball.unwrap();
+            let g = w.params.ground.unwrap();
+            for x in &w.cloth.particles.x {
+                let d = x.distance(b.center);
+                assert!(
+                    d >= b.radius - 1e-9,
+                    "{kind}: particle {d:.4} m from the centre of a {:.3} m ball",
+                    b.radius
+                );
+                assert!(x.y >= g - 1e-9, "{kind}: particle below the ground");
+                touched |= d < b.radius + 0.01;
+            }
+        }
+        assert!(touched, "{kind}: the cloth never reached the ball");
+    }
+}
