@@ -77,6 +77,15 @@ pub fn run(args: AppArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(p) = &args.screenshot {
+        // The app exits once the screenshot file exists, so an old one must go first.
+        if p.exists()
+            && let Err(e) = std::fs::remove_file(p)
+        {
+            eprintln!("error: cannot replace {}: {e}", p.display());
+            return ExitCode::from(2);
+        }
+    }
     let mut recorder = crate::ui::Recorder::default();
     if let Some(p) = &args.record {
         recorder.start(p.clone(), 0);

@@ -248,7 +248,7 @@ impl SceneSpec {
             }
             ScenePreset::Flag => {
                 params.wind.enabled = true;
-                params.wind.velocity = DVec3::new(4.0, 0.0, 1.0);
+                params.wind.velocity = DVec3::new(9.0, 0.0, 1.5);
             }
         }
         if self.perturb > 0.0 {
