@@ -433,3 +433,74 @@ fn draped_cloth_does_not_penetrate_ball_or_ground() {
         assert!(touched, "{kind}: the cloth never reached the ball");
     }
 }
+
+#[test]
+fn strips_converge_to_the_tolerance() {
+    for tol in [1e-2, 1e-4, 1e-6] {
+        let mut w = hanging(15, 0.1, params(tol));
+        let stats = run(&mut w, SolverKind::Strips, 20);
+        for s in &stats {
+            assert!(
+                s.converged,
+                "tol {tol}: step {} did not converge ({} sweeps)",
+                s.step, s.position_iterations
+            );
+            assert!(
+                s.max_strain <= tol * (1.0 + 1e-9),
+                "tol {tol}: step {} strain {}",
+                s.step,
+                s.max_strain
+            );
+        }
+    }
+}
+
+#[test]
+fn strips_need_fewer_sweeps_than_plain_gauss_seidel() {
+    // 002: each strip is solved exactly, so information crosses a whole row or column per
+    // sweep instead of one constraint.
+    for n in [10, 20] {
+        let sweeps = |kind: SolverKind| {
+            let mut w = hanging(n, 0.1, params(1e-3));
+            run(&mut w, kind, 15)
+                .iter()
+                .map(|s| s.position_iterations as u64)
+                .sum::<u64>()
+        };
+        let (gs, strips) = (sweeps(SolverKind::Iterative), sweeps(SolverKind::Strips));
+        assert!(
+            strips * 5 < gs,
+            "{n}x{n}: strips {strips} sweeps vs Gauss–Seidel {gs}"
+        );
+    }
+}
+
+#[test]
+fn strips_and_sle_agree() {
+    let mut p = params(1e-10);
+    p.dt = 1.0 / 120.0;
+    let base = hanging(10, 0.1, p);
+    let (mut a, mut b) = (base.clone(), base.clone());
+    run(&mut a, SolverKind::Strips, 1);
+    run(&mut b, SolverKind::Sle, 1);
+    let moved = base
+        .cloth
+        .particles
+        .x
+        .iter()
+        .zip(&a.cloth.particles.x)
+        .map(|(p, q)| p.distance(*q))
+        .fold(0.0, f64::max);
+    let diff = a
+        .cloth
+        .particles
+        .x
+        .iter()
+        .zip(&b.cloth.particles.x)
+        .map(|(p, q)| p.distance(*q))
+        .fold(0.0, f64::max);
+    assert!(
+        diff < 1e-2 * moved,
+        "strips and SLE differ by {diff} m (moved {moved} m)"
+    );
+}

@@ -128,6 +128,22 @@ pub const CONFIGS: &[Config] = &[
         substeps: 16,
     },
     Config {
+        label: "strips 1e-2",
+        solver: SolverKind::Strips,
+        tolerance: 1e-2,
+        max_iterations: 0,
+        verlet_passes: 0,
+        substeps: 1,
+    },
+    Config {
+        label: "strips 1e-4",
+        solver: SolverKind::Strips,
+        tolerance: 1e-4,
+        max_iterations: 0,
+        verlet_passes: 0,
+        substeps: 1,
+    },
+    Config {
         label: "verlet 5",
         solver: SolverKind::Verlet,
         tolerance: 1.000000e-04,
@@ -156,6 +172,7 @@ pub fn paper_ms(label: &str, n: usize) -> Option<f64> {
         ("iterative cap 5", 50) => Some(14.5),
         ("sle 1e-6", 10) => Some(8.3),
         ("sle 1e-6", 20) => Some(133.0),
+        ("strips 1e-4", 30) => Some(11.0),
         _ => None,
     }
 }
@@ -514,6 +531,8 @@ pub fn main(args: BenchArgs) -> ExitCode {
                     "iterative 1e-4",
                     "iterative cap 5",
                     "sle 1e-6",
+                    "strips 1e-2",
+                    "strips 1e-4",
                     "verlet 5",
                     "verlet 20",
                 ],

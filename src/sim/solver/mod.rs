@@ -13,10 +13,12 @@ use super::stats::StepStats;
 
 pub mod iterative;
 pub mod sle;
+pub mod strips;
 pub mod verlet;
 
 pub use iterative::IterativeSolver;
 pub use sle::{SleSolver, SupernodalChoice};
+pub use strips::StripsSolver;
 pub use verlet::VerletSolver;
 
 /// Everything a solver phase may read or change.
@@ -84,11 +86,19 @@ pub enum SolverKind {
     Sle,
     /// Position Verlet with iterative relaxation (003).
     Verlet,
+    /// Rows and columns solved exactly as tridiagonal strips, coupled by block
+    /// Gauss–Seidel (002).
+    Strips,
 }
 
 impl SolverKind {
     /// Every solver, in menu order.
-    pub const ALL: [SolverKind; 3] = [SolverKind::Iterative, SolverKind::Sle, SolverKind::Verlet];
+    pub const ALL: [SolverKind; 4] = [
+        SolverKind::Iterative,
+        SolverKind::Sle,
+        SolverKind::Verlet,
+        SolverKind::Strips,
+    ];
 
     /// Name used on the command line and in reports.
     pub fn name(self) -> &'static str {
@@ -96,6 +106,7 @@ impl SolverKind {
             SolverKind::Iterative => "iterative",
             SolverKind::Sle => "sle",
             SolverKind::Verlet => "verlet",
+            SolverKind::Strips => "strips",
         }
     }
 
@@ -105,6 +116,7 @@ impl SolverKind {
             SolverKind::Iterative => "Iterative impulses (004 §3.4.1)",
             SolverKind::Sle => "SLE impulses (004 §3.4.2)",
             SolverKind::Verlet => "Verlet + relaxation (003)",
+            SolverKind::Strips => "Strips in linear time (002)",
         }
     }
 
@@ -122,6 +134,7 @@ impl SolverKind {
             SolverKind::Iterative => Box::new(IterativeSolver::default()),
             SolverKind::Sle => Box::new(SleSolver::default()),
             SolverKind::Verlet => Box::new(VerletSolver::default()),
+            SolverKind::Strips => Box::new(StripsSolver::default()),
         }
     }
 }
