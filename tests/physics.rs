@@ -292,22 +292,29 @@ fn verlet_stretches_more_at_the_same_budget() {
 
 #[test]
 fn deterministic_across_thread_counts() {
-    let run_with = |threads: usize| {
+    // 100×100 so that each colour class (≈ 4950 constraints) is above the size from which the
+    // sweep runs in parallel; strips run their chains in parallel at any size.
+    assert!(100 * 99 / 2 >= impulse_cloth::sim::solver::iterative::PAR_MIN_CONSTRAINTS);
+    let run_with = |threads: usize, kind: SolverKind| {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .unwrap();
         pool.install(|| {
-            let mut w = hanging(70, 0.05, params(1e-3));
-            run(&mut w, SolverKind::Iterative, 5);
+            let mut p = params(1e-3);
+            p.max_iterations = 30;
+            let mut w = hanging(100, 0.05, p);
+            run(&mut w, kind, 4);
             w.cloth.particles.x.clone()
         })
     };
-    let one = run_with(1);
-    let two = run_with(2);
-    let again = run_with(2);
-    assert!(one == two, "1 and 2 threads differ");
-    assert!(two == again, "two runs differ");
+    for kind in [SolverKind::Iterative, SolverKind::Strips] {
+        let one = run_with(1, kind);
+        let two = run_with(2, kind);
+        let again = run_with(2, kind);
+        assert!(one == two, "{kind}: 1 and 2 threads differ");
+        assert!(two == again, "{kind}: two runs differ");
+    }
 }
 
 #[test]
@@ -503,4 +510,28 @@ fn strips_and_sle_agree() {
         diff < 1e-2 * moved,
         "strips and SLE differ by {diff} m (moved {moved} m)"
     );
+}
+
+#[test]
+fn sle_falls_back_instead_of_failing_on_a_degenerate_preview() {
+    // Two free particles whose previews coincide: the constraint has no direction, the
+    // SLE cannot be built, and the step must fall back to Gauss–Seidel without panicking.
+    let mut w = impulse_cloth::sim::SceneSpec::new(impulse_cloth::sim::ScenePreset::Hanging, 2, 1);
+    w.pins = impulse_cloth::sim::PinSpec::None;
+    w.perturb = 0.0;
+    let mut p = params(1e-6);
+    p.gravity = DVec3::ZERO;
+    let mut world = w.build(p).unwrap();
+    let h = world.params.dt;
+    let (x0, x1) = (world.cloth.particles.x[0], world.cloth.particles.x[1]);
+    let mid = (x0 + x1) * 0.5;
+    world.cloth.particles.v[0] = (mid - x0) / h;
+    world.cloth.particles.v[1] = (mid - x1) / h;
+    let mut s = SolverKind::Sle.create();
+    let st = world.step(s.as_mut()).unwrap();
+    assert!(
+        st.fell_back,
+        "the degenerate step did not report a fallback"
+    );
+    assert!(world.cloth.particles.x.iter().all(|x| x.is_finite()));
 }
