@@ -294,7 +294,7 @@ fn verlet_stretches_more_at_the_same_budget() {
 fn deterministic_across_thread_counts() {
     // 100×100 so that each colour class (≈ 4950 constraints) is above the size from which the
     // sweep runs in parallel; strips run their chains in parallel at any size.
-    assert!(100 * 99 / 2 >= impulse_cloth::sim::solver::iterative::PAR_MIN_CONSTRAINTS);
+    const { assert!(100 * 99 / 2 >= impulse_cloth::sim::solver::iterative::PAR_MIN_CONSTRAINTS) };
     let run_with = |threads: usize, kind: SolverKind| {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
