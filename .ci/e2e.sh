@@ -19,7 +19,7 @@ for n in $(seq 90 140); do [ -e /tmp/.X11-unix/X$n ] || { disp=:$n; break; }; do
 Xvfb "$disp" -screen 0 1280x800x24 >/dev/null 2>&1 & xpid=$!
 trap 'kill $xpid 2>/dev/null || true' EXIT
 sleep 1
-DISPLAY=$disp "$bin" --grid 20 --summary --exit-after 60 >"$out/summary.json" 2>"$out/app.log" & apid=$!
+DISPLAY=$disp "$bin" --grid 20 --summary --exit-after 90 >"$out/summary.json" 2>"$out/app.log" & apid=$!
 # Wait for the window, then let the cloth settle a little.
 for _ in $(seq 1 60); do
   DISPLAY=$disp xdotool search --name impulse-cloth >/dev/null 2>&1 && break
