@@ -176,7 +176,7 @@ impl StripsSolver {
     }
 
     /// Block Gauss–Seidel over the two strip families; returns (sweeps, converged).
-    fn sweeps(&mut self, ctx: &mut StepCtx<'_>, velocity: bool) -> (u32, bool) {
+    pub(crate) fn sweeps(&mut self, ctx: &mut StepCtx<'_>, velocity: bool) -> (u32, bool) {
         self.ensure_chains(ctx.cloth);
         let h = ctx.params.dt;
         let tol = ctx.params.tolerance;

@@ -12,13 +12,15 @@
 //! preview of the step gives J, so A is symmetric positive definite and one solve is a
 //! Newton step on the previewed distances. The pass then previews again and re-solves with
 //! the same factor (a chord iteration) until the largest previewed strain is within the
-//! tolerance or `sle_max_solves` is reached. Rows whose two particles are both static are
+//! tolerance or `sle_max_solves` is reached; a step it leaves unconverged is finished by
+//! the strips solver (002). Rows whose two particles are both static are
 //! left out (001 §6). If the factorisation fails (a quad degenerated to a line, 004
 //! §3.4.2) the step falls back to the iterative solver and says so in its statistics.
 
 use glam::DVec3;
 
 use super::iterative::{self, Scratch};
+use super::strips::StripsSolver;
 use super::{Solver, SolverKind, StepCtx};
 use crate::sim::cloth::Cloth;
 use crate::sim::kernels::preview;
@@ -144,6 +146,7 @@ pub struct SleSolver {
     damping: f64,
     total: Vec<f64>,
     fallback: Scratch,
+    polish: StripsSolver,
 }
 
 impl SleSolver {
@@ -458,18 +461,19 @@ impl Solver for SleSolver {
         s.capped = !s.converged;
         if !s.converged {
             // The damped Newton iteration did not reach the tolerance (strongly nonlinear
-            // step): finish with Gauss–Seidel, which corrects each constraint exactly and
-            // cannot diverge, so an unconverged SLE step never leaves more error than the
-            // iterative solver would.
+            // step): finish with strips (002), whose chain solves are exact and whose block
+            // Gauss–Seidel cannot diverge, so an unconverged SLE step never leaves more error
+            // than the strips solver would.
             let cap = ctx.params.effective_cap();
-            let r =
-                iterative::position_pass(ctx.cloth, ctx.params, ctx.accel, cap, &mut self.fallback);
+            let (sweeps, _) = self.polish.sweeps(ctx, false);
+            let residual = iterative::preview_max_strain(ctx.cloth, ctx.accel, ctx.params.dt);
+            let converged = residual <= tol;
             let s = &mut *ctx.stats;
-            s.polish_sweeps = r.sweeps;
-            s.position_residual = r.residual;
-            s.converged = r.converged;
-            s.capped = !r.converged;
-            s.hard_capped = !r.converged && cap == ctx.params.hard_cap;
+            s.polish_sweeps = sweeps;
+            s.position_residual = residual;
+            s.converged = converged;
+            s.capped = !converged;
+            s.hard_capped = !converged && cap == ctx.params.hard_cap;
         }
     }
 
@@ -529,14 +533,9 @@ impl Solver for SleSolver {
         }
         ctx.stats.velocity_iterations = solves;
         ctx.stats.sle_solves += solves;
-        // Whatever the stale factor left, Gauss–Seidel finishes (usually 0–1 sweeps).
-        let r = iterative::velocity_pass(
-            ctx.cloth,
-            ctx.params,
-            ctx.params.effective_cap(),
-            &mut self.fallback,
-        );
-        ctx.stats.velocity_iterations += r.sweeps;
-        ctx.stats.velocity_capped = !r.converged;
+        // Whatever the stale factor left, strips finish (usually 0–1 sweeps).
+        let (sweeps, converged) = self.polish.sweeps(ctx, true);
+        ctx.stats.velocity_iterations += sweeps;
+        ctx.stats.velocity_capped = !converged;
     }
 }
