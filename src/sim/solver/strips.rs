@@ -53,11 +53,20 @@ fn grid_chains(cloth: &Cloth) -> [Vec<Chain>; 2] {
     [rows, cols]
 }
 
-/// Velocity changes of one chain's solve: (particle, Δv) pairs.
-type ChainDelta = Vec<(u32, DVec3)>;
+/// Reusable buffers of one chain solve (no allocation per chain per sweep).
+#[derive(Debug, Default, Clone)]
+struct ChainScratch {
+    dirs: Vec<DVec3>,
+    rhs: Vec<f64>,
+    diag: Vec<f64>,
+    off: Vec<f64>,
+    c_prime: Vec<f64>,
+    /// Velocity changes of the last solve: (particle, Δv).
+    out: Vec<(u32, DVec3)>,
+}
 
-/// Solve one chain's linearised impulse system exactly (Thomas algorithm) and return the
-/// velocity changes, or an empty list if every constraint of the chain is within `tol`.
+/// Solve one chain's linearised impulse system exactly (Thomas algorithm), leaving the
+/// velocity changes in `sc.out` (empty if every constraint of the chain is within `tol`).
 /// With `velocity` false this is the position pass (previewed distances, eq. 2); with
 /// `velocity` true the velocity pass (relative velocity along the current directions, eq. 3,
 /// measured as strain per step: |Δv·n|·h/L).
@@ -68,12 +77,14 @@ fn solve_chain(
     h: f64,
     tol: f64,
     velocity: bool,
-) -> (ChainDelta, f64) {
+    sc: &mut ChainScratch,
+) {
     let t = &cloth.topology;
     let p = &cloth.particles;
     let m = chain.edges.len();
-    let mut dirs = Vec::with_capacity(m);
-    let mut rhs = Vec::with_capacity(m);
+    sc.out.clear();
+    sc.dirs.clear();
+    sc.rhs.clear();
     let mut worst = 0.0f64;
     for &e in &chain.edges {
         let [a, b] = t.edges[e as usize];
@@ -108,62 +119,73 @@ fn solve_chain(
         if p.inv_mass[a] + p.inv_mass[b] > 0.0 {
             worst = worst.max(strain);
         }
-        dirs.push(dir);
-        rhs.push(need);
+        sc.dirs.push(dir);
+        sc.rhs.push(need);
     }
     if worst <= tol {
-        return (Vec::new(), worst);
+        return;
     }
     // Tridiagonal A = J M⁻¹ Jᵀ of the chain: diagonal k_a + k_b, off-diagonal
     // −k_shared n_i·n_{i+1} (the shared particle is the second of i and the first of i+1).
-    let mut diag = Vec::with_capacity(m);
-    let mut off = Vec::with_capacity(m);
+    sc.diag.clear();
+    sc.off.clear();
     for i in 0..m {
         let [a, b] = t.edges[chain.edges[i] as usize];
         let d = p.inv_mass[a as usize] + p.inv_mass[b as usize];
         // A constraint between two static particles gets a unit row with zero right-hand
         // side: it takes no impulse, and its off-diagonals vanish by themselves (the
         // particles it shares with its neighbours are static, k = 0).
-        diag.push(if d > 0.0 { d } else { 1.0 });
+        sc.diag.push(if d > 0.0 { d } else { 1.0 });
         if d == 0.0 {
-            rhs[i] = 0.0;
+            sc.rhs[i] = 0.0;
         }
         if i + 1 < m {
-            off.push(-p.inv_mass[b as usize] * dirs[i].dot(dirs[i + 1]));
+            sc.off
+                .push(-p.inv_mass[b as usize] * sc.dirs[i].dot(sc.dirs[i + 1]));
         }
     }
-    // Thomas algorithm (A is SPD, so no pivoting is needed).
-    let mut c_prime = vec![0.0; m];
-    let mut d_prime = vec![0.0; m];
+    // Thomas algorithm (A is SPD, so no pivoting is needed); the solution overwrites rhs.
+    sc.c_prime.clear();
+    sc.c_prime.resize(m, 0.0);
     for i in 0..m {
-        let lower = if i > 0 { off[i - 1] } else { 0.0 };
-        let denom = diag[i] - if i > 0 { lower * c_prime[i - 1] } else { 0.0 };
+        let lower = if i > 0 { sc.off[i - 1] } else { 0.0 };
+        let denom = sc.diag[i]
+            - if i > 0 {
+                lower * sc.c_prime[i - 1]
+            } else {
+                0.0
+            };
         if denom.abs() < 1e-300 {
-            return (Vec::new(), worst);
+            return;
         }
-        c_prime[i] = if i + 1 < m { off[i] / denom } else { 0.0 };
-        d_prime[i] = (rhs[i] - if i > 0 { lower * d_prime[i - 1] } else { 0.0 }) / denom;
+        sc.c_prime[i] = if i + 1 < m { sc.off[i] / denom } else { 0.0 };
+        let prev = if i > 0 { lower * sc.rhs[i - 1] } else { 0.0 };
+        sc.rhs[i] = (sc.rhs[i] - prev) / denom;
     }
-    let mut lambda = d_prime;
     for i in (0..m.saturating_sub(1)).rev() {
-        lambda[i] -= c_prime[i] * lambda[i + 1];
+        let next = sc.rhs[i + 1];
+        sc.rhs[i] -= sc.c_prime[i] * next;
     }
-    let mut out = Vec::with_capacity(2 * m);
     for i in 0..m {
         let [a, b] = t.edges[chain.edges[i] as usize];
-        let imp = dirs[i] * lambda[i];
-        out.push((a, -imp * p.inv_mass[a as usize]));
-        out.push((b, imp * p.inv_mass[b as usize]));
+        let imp = sc.dirs[i] * sc.rhs[i];
+        sc.out.push((a, -imp * p.inv_mass[a as usize]));
+        sc.out.push((b, imp * p.inv_mass[b as usize]));
     }
-    (out, worst)
 }
+
+/// Families with fewer constraints than this are solved on the calling thread (rayon's
+/// fork/join costs more than the work below a few thousand constraints). Chains of one
+/// family share no particle, so both paths give identical results.
+pub const PAR_MIN_FAMILY: usize = 4096;
 
 /// The strips solver (002).
 #[derive(Debug, Default)]
 pub struct StripsSolver {
     chains: [Vec<Chain>; 2],
     key: (usize, usize),
-    deltas: Vec<(ChainDelta, f64)>,
+    scratch: ChainScratch,
+    deltas: Vec<Vec<(u32, DVec3)>>,
 }
 
 impl StripsSolver {
@@ -188,14 +210,28 @@ impl StripsSolver {
             for family in &self.chains {
                 let cloth: &Cloth = ctx.cloth;
                 let accel = ctx.accel;
-                family
-                    .par_iter()
-                    .map(|c| solve_chain(cloth, c, accel, h, tol, velocity))
-                    .collect_into_vec(&mut self.deltas);
-                for (delta, _) in &self.deltas {
-                    any |= !delta.is_empty();
-                    for &(i, dv) in delta {
-                        ctx.cloth.particles.v[i as usize] += dv;
+                let size: usize = family.iter().map(|c| c.edges.len()).sum();
+                if size >= PAR_MIN_FAMILY && rayon::current_num_threads() > 1 {
+                    family
+                        .par_iter()
+                        .map_init(ChainScratch::default, |sc, c| {
+                            solve_chain(cloth, c, accel, h, tol, velocity, sc);
+                            std::mem::take(&mut sc.out)
+                        })
+                        .collect_into_vec(&mut self.deltas);
+                    for delta in &self.deltas {
+                        any |= !delta.is_empty();
+                        for &(i, dv) in delta {
+                            ctx.cloth.particles.v[i as usize] += dv;
+                        }
+                    }
+                } else {
+                    for c in family {
+                        solve_chain(ctx.cloth, c, accel, h, tol, velocity, &mut self.scratch);
+                        any |= !self.scratch.out.is_empty();
+                        for &(i, dv) in &self.scratch.out {
+                            ctx.cloth.particles.v[i as usize] += dv;
+                        }
                     }
                 }
             }
