@@ -45,3 +45,11 @@ pub fn run(
         .map(|_| world.step(solver.as_mut()).expect("finite step"))
         .collect()
 }
+
+/// Largest distance between corresponding points of two position lists.
+pub fn max_distance(a: &[glam::DVec3], b: &[glam::DVec3]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(p, q)| p.distance(*q))
+        .fold(0.0, f64::max)
+}

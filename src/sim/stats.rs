@@ -130,6 +130,16 @@ pub struct StepStats {
 }
 
 impl StepStats {
+    /// Record how a position pass ended: `residual` is the largest previewed strain left,
+    /// `converged` whether it met the tolerance, `hard_cap` whether the cap that applied was
+    /// the safety cap (so an unconverged pass hit it).
+    pub fn set_position_outcome(&mut self, residual: f64, converged: bool, hard_cap: bool) {
+        self.position_residual = residual;
+        self.converged = converged;
+        self.capped = !converged;
+        self.hard_capped = !converged && hard_cap;
+    }
+
     /// Empty statistics for a step about to run.
     pub fn new(step: u64, solver: SolverKind) -> Self {
         StepStats {

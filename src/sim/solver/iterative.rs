@@ -208,12 +208,9 @@ impl Solver for IterativeSolver {
     fn position_pass(&mut self, ctx: &mut StepCtx<'_>) {
         let cap = ctx.params.effective_cap();
         let r = position_pass(ctx.cloth, ctx.params, ctx.accel, cap, &mut self.scratch);
-        let s = &mut *ctx.stats;
-        s.position_iterations = r.sweeps;
-        s.position_residual = r.residual;
-        s.converged = r.converged;
-        s.capped = !r.converged;
-        s.hard_capped = !r.converged && cap == ctx.params.hard_cap;
+        ctx.stats.position_iterations = r.sweeps;
+        ctx.stats
+            .set_position_outcome(r.residual, r.converged, cap == ctx.params.hard_cap);
     }
 
     fn velocity_pass(&mut self, ctx: &mut StepCtx<'_>) {

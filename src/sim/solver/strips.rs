@@ -253,12 +253,9 @@ impl Solver for StripsSolver {
         let cap = ctx.params.effective_cap();
         let residual = iterative::preview_max_strain(ctx.cloth, ctx.accel, ctx.params.dt);
         let converged = converged || residual <= ctx.params.tolerance;
-        let s = &mut *ctx.stats;
-        s.position_iterations = sweeps;
-        s.position_residual = residual;
-        s.converged = converged;
-        s.capped = !converged;
-        s.hard_capped = !converged && cap == ctx.params.hard_cap;
+        ctx.stats.position_iterations = sweeps;
+        ctx.stats
+            .set_position_outcome(residual, converged, cap == ctx.params.hard_cap);
     }
 
     fn velocity_pass(&mut self, ctx: &mut StepCtx<'_>) {

@@ -98,11 +98,9 @@ impl Solver for VerletSolver {
             false,
         );
         let (max, _) = ctx.cloth.strain_stats();
-        let s = &mut *ctx.stats;
-        s.position_iterations = done;
-        s.position_residual = max;
-        s.converged = converged || max <= tol;
-        s.capped = !s.converged;
+        ctx.stats.position_iterations = done;
+        ctx.stats
+            .set_position_outcome(max, converged || max <= tol, false);
     }
 
     fn integrate(&mut self, ctx: &mut StepCtx<'_>) {

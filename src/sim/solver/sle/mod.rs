@@ -345,13 +345,10 @@ impl SleSolver {
     fn fall_back(&mut self, ctx: &mut StepCtx<'_>) {
         let cap = ctx.params.effective_cap();
         let r = iterative::position_pass(ctx.cloth, ctx.params, ctx.accel, cap, &mut self.fallback);
-        let s = &mut *ctx.stats;
-        s.fell_back = true;
-        s.position_iterations = r.sweeps;
-        s.position_residual = r.residual;
-        s.converged = r.converged;
-        s.capped = !r.converged;
-        s.hard_capped = !r.converged && cap == ctx.params.hard_cap;
+        ctx.stats.fell_back = true;
+        ctx.stats.position_iterations = r.sweeps;
+        ctx.stats
+            .set_position_outcome(r.residual, r.converged, cap == ctx.params.hard_cap);
     }
 }
 
@@ -456,9 +453,7 @@ impl Solver for SleSolver {
         s.position_iterations = solves;
         s.sle_solves += solves;
         s.sle_factorizations = factorizations;
-        s.position_residual = worst;
-        s.converged = worst <= tol;
-        s.capped = !s.converged;
+        s.set_position_outcome(worst, worst <= tol, false);
         if !s.converged {
             // The damped Newton iteration did not reach the tolerance (strongly nonlinear
             // step): finish with strips (002), whose chain solves are exact and whose block
@@ -468,12 +463,9 @@ impl Solver for SleSolver {
             let (sweeps, _) = self.polish.sweeps(ctx, false);
             let residual = iterative::preview_max_strain(ctx.cloth, ctx.accel, ctx.params.dt);
             let converged = residual <= tol;
-            let s = &mut *ctx.stats;
-            s.polish_sweeps = sweeps;
-            s.position_residual = residual;
-            s.converged = converged;
-            s.capped = !converged;
-            s.hard_capped = !converged && cap == ctx.params.hard_cap;
+            ctx.stats.polish_sweeps = sweeps;
+            ctx.stats
+                .set_position_outcome(residual, converged, cap == ctx.params.hard_cap);
         }
     }
 
