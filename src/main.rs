@@ -20,7 +20,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run one simulation headless and export what happened (JSON report, OBJ frames).
-    Run(cli::run::RunArgs),
+    Run(Box<cli::run::RunArgs>),
     /// Benchmarks; `bench paper` reproduces 004 §4 (Figs. 4–6) beside the paper's numbers.
     Bench(cli::bench::BenchArgs),
 }
@@ -28,7 +28,7 @@ enum Command {
 fn main() -> ExitCode {
     let args = Cli::parse();
     match args.command {
-        Some(Command::Run(a)) => cli::run::main(a),
+        Some(Command::Run(a)) => cli::run::main(*a),
         Some(Command::Bench(a)) => cli::bench::main(a),
         None => cli::launch_app(args.app),
     }

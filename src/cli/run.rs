@@ -27,7 +27,7 @@ pub struct RunArgs {
     /// Total mass, kg.
     #[arg(long, default_value_t = 0.2, value_parser = positive)]
     pub mass: f64,
-    /// Solver: iterative, sle, verlet.
+    /// Solver: iterative, sle, verlet, strips, strain-limit.
     #[arg(long, default_value = "iterative")]
     pub solver: SolverKind,
     /// Allowed relative strain |d−L|/L (default: 1e-9 for sle, 1e-3 otherwise).
@@ -39,6 +39,15 @@ pub struct RunArgs {
     /// Verlet relaxation passes per step.
     #[arg(long, default_value_t = 10)]
     pub verlet_passes: u32,
+    /// Strain-limit solver: largest stretch b, relative (001: 0.10).
+    #[arg(long, default_value_t = 0.10, value_parser = positive)]
+    pub limit_stretch: f64,
+    /// Strain-limit solver: largest compression a, relative (001: 0.02).
+    #[arg(long, default_value_t = 0.02, value_parser = positive)]
+    pub limit_compress: f64,
+    /// Strain-limit solver: linear solves per step (1 = 001 §4 exactly).
+    #[arg(long, default_value_t = crate::sim::StrainLimits::default().passes)]
+    pub limit_passes: u32,
     /// Time step, s.
     #[arg(long, default_value_t = 1.0 / 30.0, value_parser = positive)]
     pub dt: f64,
@@ -84,6 +93,25 @@ pub struct RunArgs {
     /// No summary table.
     #[arg(long)]
     pub quiet: bool,
+}
+
+/// How the strain-limit solver (001) kept its limits over a run.
+#[derive(Debug, Clone, Copy, Serialize, Default)]
+pub struct LimitSummary {
+    /// Largest relative stretch b.
+    pub stretch: f64,
+    /// Largest relative compression a.
+    pub compress: f64,
+    /// Linear solves allowed per step.
+    pub passes: u32,
+    /// Fraction of (spring, step) samples outside [a, b] by more than the tolerance.
+    pub outside_fraction: f64,
+    /// Largest distance beyond a limit, relative to the rest length.
+    pub worst_excess: f64,
+    /// Steps that solved a system.
+    pub solved_steps: u64,
+    /// Steps that redid the AMD ordering and symbolic factorisation (001 §7).
+    pub symbolic_analyses: u64,
 }
 
 /// Percentile summary of per-step times, ms.
@@ -186,6 +214,9 @@ pub struct Report {
     pub error: Option<String>,
     /// Positions after the last completed step.
     pub final_positions: Vec<[f64; 3]>,
+    /// Strain-limit solver only: how well the limits held.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strain_limit: Option<LimitSummary>,
     /// Recorded frames (with `--positions-every`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub frames: Option<Vec<Frame>>,
@@ -206,6 +237,9 @@ pub fn build_world(args: &RunArgs) -> Result<World, String> {
         verlet_passes: args.verlet_passes,
         ..SimParams::default()
     };
+    params.strain_limits.stretch = args.limit_stretch;
+    params.strain_limits.compress = args.limit_compress;
+    params.strain_limits.passes = args.limit_passes;
     if let Some(w) = args.wind {
         params.wind.enabled = true;
         params.wind.velocity = w.0;
@@ -298,6 +332,10 @@ pub fn step_frame(
         total.hard_capped |= s.hard_capped;
         total.velocity_capped |= s.velocity_capped;
         total.fell_back |= s.fell_back;
+        total.sle_symbolic |= s.sle_symbolic;
+        total.limit_violations = total.limit_violations.max(s.limit_violations);
+        total.limit_excess = total.limit_excess.max(s.limit_excess);
+        total.constrained_particles = total.constrained_particles.max(s.constrained_particles);
     }
     Ok(total)
 }
@@ -334,8 +372,15 @@ pub fn simulate(
         fallback_steps: 0,
         error: None,
         final_positions: vec![],
+        strain_limit: (args.solver == SolverKind::StrainLimit).then(|| LimitSummary {
+            stretch: world.params.strain_limits.stretch,
+            compress: world.params.strain_limits.compress,
+            passes: world.params.strain_limits.passes,
+            ..LimitSummary::default()
+        }),
         frames: args.positions_every.map(|_| Vec::new()),
     };
+    let mut outside = 0u64;
     let every = args.positions_every.filter(|&k| k > 0);
     let record = |world: &World, report: &mut Report| {
         if let Some(frames) = &mut report.frames {
@@ -367,7 +412,15 @@ pub fn simulate(
         times.push(stats.timings.total());
         iters.push(stats.position_iterations);
         report.max_strain = report.max_strain.max(stats.max_strain);
-        if stats.max_strain > world.params.tolerance * (1.0 + 1e-9) {
+        if let Some(l) = &mut report.strain_limit {
+            // The limits, not the tolerance, are this solver's goal: a step counts as
+            // capped when some spring ended outside them.
+            outside += stats.limit_violations as u64;
+            l.worst_excess = l.worst_excess.max(stats.limit_excess);
+            l.solved_steps += u64::from(stats.sle_solves > 0);
+            l.symbolic_analyses += u64::from(stats.sle_symbolic);
+            report.capped_steps += u64::from(stats.limit_violations > 0);
+        } else if stats.max_strain > world.params.tolerance * (1.0 + 1e-9) {
             report.capped_steps += 1;
         }
         report.fallback_steps += stats.fell_back as u64;
@@ -380,6 +433,10 @@ pub fn simulate(
         if let Some(pb) = progress {
             pb.inc(1);
         }
+    }
+    if let Some(l) = &mut report.strain_limit {
+        let samples = report.steps.max(1) * report.constraints.max(1) as u64;
+        l.outside_fraction = outside as f64 / samples as f64;
     }
     report.ms_per_step = TimeSummary::of(&times);
     report.iterations = IterSummary {

@@ -279,6 +279,27 @@ fn draw_overlays(state: Res<SimState>, view: Res<ViewSettings>, mut gizmos: Gizm
             );
         }
     }
+    // The curtain rod and its rings (001 §5 gliders).
+    let gliders = state.world.gliders();
+    if let Some(first) = gliders.first() {
+        let axis = first.axis;
+        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        for g in gliders {
+            let t = axis.dot(cloth.particles.x[g.particle] - first.anchor);
+            lo = lo.min(t);
+            hi = hi.max(t);
+        }
+        let margin = 0.15 * (hi - lo).max(0.1);
+        let rod = Color::srgb(0.75, 0.7, 0.6);
+        let a = first.anchor + axis * (lo - margin);
+        let b = first.anchor + axis * (hi + margin);
+        gizmos.line(a.as_vec3(), b.as_vec3(), rod);
+        let ring = (0.25 * cloth.topology.rest.first().copied().unwrap_or(0.05)) as f32;
+        for g in gliders {
+            let p = cloth.particles.x[g.particle].as_vec3();
+            gizmos.sphere(Isometry3d::from_translation(p), ring, rod);
+        }
+    }
     let w = &state.world.params.wind;
     if w.enabled {
         let origin = Vec3::new(-1.2, 1.8, -0.6);

@@ -9,6 +9,7 @@
 
 pub mod cloth;
 pub mod collision;
+pub mod dof;
 pub mod error;
 pub mod forces;
 pub mod kernels;
@@ -22,8 +23,9 @@ use std::time::Instant;
 use glam::DVec3;
 
 pub use cloth::{Cloth, GridSpec, Orientation, Particles, Topology};
+pub use dof::{Dof, Glider};
 pub use error::SimError;
-pub use params::{Ball, BallMotion, ImpulseDirection, SimParams, SpringParams, Wind};
+pub use params::{Ball, BallMotion, ImpulseDirection, SimParams, SpringParams, StrainLimits, Wind};
 pub use scene::{PinSpec, ScenePreset, SceneSpec};
 pub use solver::{ContactModel, Solver, SolverKind, StepCtx};
 pub use stats::{Phase, PhaseTimings, StepStats};
@@ -49,6 +51,7 @@ pub struct World {
     /// Steps taken.
     pub steps: u64,
     grab: Option<Grab>,
+    gliders: Vec<Glider>,
     accel: Vec<DVec3>,
     scratch: Vec<DVec3>,
     saved_x: Vec<DVec3>,
@@ -68,6 +71,7 @@ impl World {
             time: 0.0,
             steps: 0,
             grab: None,
+            gliders: Vec::new(),
             accel: Vec::new(),
             scratch: Vec::new(),
             saved_x: Vec::new(),
@@ -129,6 +133,63 @@ impl World {
         }
     }
 
+    /// Particles on gliders (001 §5).
+    pub fn gliders(&self) -> &[Glider] {
+        &self.gliders
+    }
+
+    /// Put a particle on a glider: from now on it moves only along the rod. Replaces an
+    /// earlier glider of the same particle. The particle is moved onto the rod and its
+    /// velocity across the rod is removed.
+    ///
+    /// The strain-limit solver puts the glider inside its impulse system (001 §5, ndof 1);
+    /// the other solvers treat the particle as free and project it back onto the rod after
+    /// each step.
+    pub fn add_glider(&mut self, glider: Glider) -> Result<(), SimError> {
+        let n = self.cloth.len();
+        if glider.particle >= n {
+            return Err(SimError::ParticleOutOfRange {
+                index: glider.particle,
+                count: n,
+            });
+        }
+        let axis_ok = (glider.axis.length() - 1.0).abs() < 1e-9;
+        if !(glider.anchor.is_finite() && axis_ok) {
+            return Err(SimError::param(
+                "glider",
+                "anchor must be finite and axis a unit vector",
+            ));
+        }
+        self.gliders.retain(|g| g.particle != glider.particle);
+        let i = glider.particle;
+        let p = &mut self.cloth.particles;
+        p.x[i] = glider.project(p.x[i]);
+        p.v[i] = glider.axis * glider.axis.dot(p.v[i]);
+        self.gliders.push(glider);
+        Ok(())
+    }
+
+    /// Take every particle off its glider.
+    pub fn clear_gliders(&mut self) {
+        self.gliders.clear();
+    }
+
+    /// Remove the velocity (and, with `accel`, the acceleration) of glider particles across
+    /// their rods. Static (pinned or held) particles are left alone.
+    fn filter_gliders(&mut self, accel: bool) {
+        let p = &mut self.cloth.particles;
+        for g in &self.gliders {
+            let i = g.particle;
+            if p.inv_mass[i] == 0.0 {
+                continue;
+            }
+            p.v[i] = g.axis * g.axis.dot(p.v[i]);
+            if accel && let Some(a) = self.accel.get_mut(i) {
+                *a = g.axis * g.axis.dot(*a);
+            }
+        }
+    }
+
     /// Statistics of the step in progress (between [`World::begin_step`] and
     /// [`World::finish_step`]).
     pub fn current_stats(&self) -> Option<&StepStats> {
@@ -165,6 +226,7 @@ impl World {
                     &mut self.accel,
                 );
                 forces::spring_impulses(&mut self.cloth, &self.params, &mut self.scratch);
+                self.filter_gliders(true);
             }
             Phase::Collision => {
                 self.ball_end = self.params.ball.map(|mut b| {
@@ -177,7 +239,7 @@ impl World {
                     );
                     b
                 });
-                if solver.contact_model() == ContactModel::Impulse {
+                if solver.contact_model() != ContactModel::Projection {
                     let p = &mut self.cloth.particles;
                     collision::contact_impulses(
                         &p.x,
@@ -187,6 +249,7 @@ impl World {
                         &self.params,
                         self.ball_end.as_ref(),
                     );
+                    self.filter_gliders(false);
                 }
             }
             Phase::Position | Phase::Integration | Phase::Velocity => {
@@ -196,6 +259,7 @@ impl World {
                     params: &self.params,
                     accel: &self.accel,
                     ball_end: self.ball_end.as_ref(),
+                    gliders: &self.gliders,
                     stats,
                 };
                 match phase {
@@ -212,6 +276,13 @@ impl World {
                                 ctx.ball_end,
                                 true,
                             );
+                        }
+                        let p = &mut ctx.cloth.particles;
+                        for g in ctx.gliders {
+                            if p.inv_mass[g.particle] > 0.0 {
+                                p.x[g.particle] = g.project(p.x[g.particle]);
+                                p.v[g.particle] = g.axis * g.axis.dot(p.v[g.particle]);
+                            }
                         }
                     }
                     _ => solver.velocity_pass(&mut ctx),

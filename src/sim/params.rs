@@ -112,6 +112,38 @@ impl Default for Wind {
     }
 }
 
+/// Strain limits of the 001 solver (Ye, §3–4): a structural spring may neither stretch
+/// beyond `stretch` nor shrink by more than `compress` (relative to its rest length);
+/// inside the limits it is an ordinary spring of the given stiffness.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StrainLimits {
+    /// Largest stretch, relative (001: 0.10 = 10 %), the upper limit b = (1 + stretch)·L.
+    pub stretch: f64,
+    /// Largest compression, relative (001: 0.02 = 2 %), the lower limit a = (1 − compress)·L.
+    pub compress: f64,
+    /// Spring constant of a structural spring inside the limits, N/m ("moderate", 001 §3;
+    /// clamped to the explicit-Euler stability limit like the shear and bend springs).
+    pub stiffness: f64,
+    /// Damping of a structural spring along its direction, N·s/m.
+    pub damping: f64,
+    /// Linear solves per step: 1 is 001 §4 exactly (directions at t₀); each further pass is
+    /// a Newton step on 001 §3's nonlinear system with directions from the preview, run
+    /// only while a previewed spring is outside its limits by more than the tolerance.
+    pub passes: u32,
+}
+
+impl Default for StrainLimits {
+    fn default() -> Self {
+        StrainLimits {
+            stretch: 0.10,
+            compress: 0.02,
+            stiffness: 50.0,
+            damping: 0.01,
+            passes: 4,
+        }
+    }
+}
+
 /// All parameters of a simulation step. Defaults are for the 004 §4 scene (1 m × 1 m,
 /// 0.2 kg, h = 1/30 s).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -149,6 +181,9 @@ pub struct SimParams {
     pub verlet_passes: u32,
     /// Verlet: velocity damping per step (003 uses 0.01).
     pub verlet_damping: f64,
+    /// Strain-limit solver (001): limits and in-limit spring.
+    #[serde(default)]
+    pub strain_limits: StrainLimits,
 }
 
 impl Default for SimParams {
@@ -176,6 +211,7 @@ impl Default for SimParams {
             sle_max_solves: 20,
             verlet_passes: 10,
             verlet_damping: 0.01,
+            strain_limits: StrainLimits::default(),
         }
     }
 }
@@ -327,6 +363,30 @@ pub const PARAM_SPECS: &[ParamSpec] = &[
         log: false,
         help: "Verlet velocity damping per step",
     },
+    ParamSpec {
+        name: "limit_stretch",
+        unit: "",
+        min: 1e-4,
+        max: 1.0,
+        log: true,
+        help: "strain limit b: largest relative stretch (001)",
+    },
+    ParamSpec {
+        name: "limit_compress",
+        unit: "",
+        min: 1e-4,
+        max: 0.9,
+        log: true,
+        help: "strain limit a: largest relative compression (001)",
+    },
+    ParamSpec {
+        name: "limit_passes",
+        unit: "",
+        min: 1.0,
+        max: 100.0,
+        log: false,
+        help: "linear solves per step of the strain-limit solver (1 = 001 exactly)",
+    },
 ];
 
 /// Look up the spec of a parameter by name.
@@ -418,6 +478,12 @@ impl SimParams {
         check("sle_max_solves", self.sle_max_solves as f64)?;
         check("verlet_passes", self.verlet_passes as f64)?;
         check("verlet_damping", self.verlet_damping)?;
+        let sl = &self.strain_limits;
+        check("limit_stretch", sl.stretch).map_err(|e| rename(e, "strain_limits.stretch"))?;
+        check("limit_compress", sl.compress).map_err(|e| rename(e, "strain_limits.compress"))?;
+        check("stiffness", sl.stiffness).map_err(|e| rename(e, "strain_limits.stiffness"))?;
+        check("damping", sl.damping).map_err(|e| rename(e, "strain_limits.damping"))?;
+        check("limit_passes", sl.passes as f64)?;
         Ok(())
     }
 

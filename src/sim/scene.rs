@@ -1,5 +1,5 @@
 //! Scene presets: the 004 §4 benchmark scene, a curtain, a drape over a ball (004 Fig. 7)
-//! and a flag in the wind (003).
+//! a flag in the wind (003) and a curtain whose top hangs from rings on a rod (001 §5).
 
 use std::fmt;
 use std::str::FromStr;
@@ -10,6 +10,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::World;
 use super::cloth::{Cloth, GridSpec, Orientation};
+use super::dof::Glider;
 use super::error::SimError;
 use super::params::{Ball, SimParams};
 
@@ -88,15 +89,19 @@ pub enum ScenePreset {
     Drape,
     /// A vertical flag held along one edge, in gusty wind (003).
     Flag,
+    /// A vertical curtain whose top edge hangs from rings that slide along a rod (ndof-1
+    /// gliders, 001 §5); the first ring is fixed. Drag the last ring to draw the curtain.
+    CurtainRod,
 }
 
 impl ScenePreset {
     /// Every preset.
-    pub const ALL: [ScenePreset; 4] = [
+    pub const ALL: [ScenePreset; 5] = [
         ScenePreset::Hanging,
         ScenePreset::Curtain,
         ScenePreset::Drape,
         ScenePreset::Flag,
+        ScenePreset::CurtainRod,
     ];
 
     /// Command-line name.
@@ -106,6 +111,7 @@ impl ScenePreset {
             ScenePreset::Curtain => "curtain",
             ScenePreset::Drape => "drape",
             ScenePreset::Flag => "flag",
+            ScenePreset::CurtainRod => "curtain-rod",
         }
     }
 
@@ -116,6 +122,7 @@ impl ScenePreset {
             ScenePreset::Curtain => PinSpec::TopEdge,
             ScenePreset::Drape => PinSpec::None,
             ScenePreset::Flag => PinSpec::LeftEdge,
+            ScenePreset::CurtainRod => PinSpec::Indices(vec![0]),
         }
     }
 
@@ -210,7 +217,10 @@ impl SceneSpec {
                 format!("{} must be ≥ 0", self.perturb_speed),
             ));
         }
-        let vertical = matches!(self.preset, ScenePreset::Curtain | ScenePreset::Flag);
+        let vertical = matches!(
+            self.preset,
+            ScenePreset::Curtain | ScenePreset::Flag | ScenePreset::CurtainRod
+        );
         let grid = GridSpec {
             width: self.width,
             height: self.height,
@@ -250,6 +260,7 @@ impl SceneSpec {
                 params.wind.enabled = true;
                 params.wind.velocity = DVec3::new(9.0, 0.0, 1.5);
             }
+            ScenePreset::CurtainRod => {}
         }
         if self.perturb > 0.0 {
             let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
@@ -262,8 +273,34 @@ impl SceneSpec {
                 }
             }
         }
-        World::new(cloth, params)
+        let mut world = World::new(cloth, params)?;
+        if self.preset == ScenePreset::CurtainRod {
+            for i in ring_columns(self.width) {
+                if world.cloth.particles.pinned[i] {
+                    continue;
+                }
+                let x = world.cloth.particles.x[i];
+                let g = Glider::new(i, x, DVec3::X).expect("the rod axis is a unit vector");
+                world.add_glider(g)?;
+            }
+        }
+        Ok(world)
     }
+}
+
+/// Columns of the top row that carry a ring in [`ScenePreset::CurtainRod`]: about ten rings
+/// whatever the width, always including both ends; the fabric between rings is free to
+/// fold, so the curtain can be drawn together.
+pub fn ring_columns(width: usize) -> Vec<usize> {
+    if width == 0 {
+        return Vec::new();
+    }
+    let every = ((width.saturating_sub(1)) / 10).max(1);
+    let mut cols: Vec<usize> = (0..width).step_by(every).collect();
+    if cols.last() != Some(&(width - 1)) {
+        cols.push(width - 1);
+    }
+    cols
 }
 
 /// Bend every row into the same circular arc (in the plane of the row and the cloth's

@@ -127,6 +127,13 @@ pub struct StepStats {
     pub velocity_capped: bool,
     /// SLE factorisation failed and the iterative solver did this step instead.
     pub fell_back: bool,
+    /// Strain-limit solver (001): structural springs outside [a, b] after the step.
+    pub limit_violations: u32,
+    /// Strain-limit solver: largest relative distance of a spring beyond its limit.
+    pub limit_excess: f64,
+    /// Strain-limit solver: particles whose motion a constraint matrix restricted (001 §5:
+    /// contacts, gliders; pinned and grabbed particles are not counted).
+    pub constrained_particles: u32,
 }
 
 impl StepStats {
@@ -161,6 +168,9 @@ impl StepStats {
             hard_capped: false,
             velocity_capped: false,
             fell_back: false,
+            limit_violations: 0,
+            limit_excess: 0.0,
+            constrained_particles: 0,
         }
     }
 }

@@ -178,6 +178,7 @@ fn panel(
                         state.error = Some(e.to_string());
                     }
                 }
+                let strain_limit_solver = state.kind == SolverKind::StrainLimit;
                 let p = &mut state.world.params;
                 let mut hz = (1.0 / (p.dt * panel.substeps as f64)).round();
                 let a = ui
@@ -199,6 +200,19 @@ fn panel(
                 ui.add(egui::Slider::new(&mut p.shear.damping, 0.0..=0.1).text("shear damping"));
                 ui.add(egui::Slider::new(&mut p.bend.stiffness, 0.0..=kmax.min(100.0)).text("bend k (N/m)")).on_hover_text(khelp);
                 ui.add(egui::Slider::new(&mut p.bend.damping, 0.0..=0.1).text("bend damping"));
+                if strain_limit_solver {
+                    ui.separator();
+                    ui.heading("Strain limits (001)");
+                    let sl = &mut p.strain_limits;
+                    let (lo, hi, help) = spec("limit_stretch");
+                    log_slider(ui, "stretch b", &mut sl.stretch, lo, hi, help);
+                    let (lo, hi, help) = spec("limit_compress");
+                    log_slider(ui, "compression a", &mut sl.compress, lo, hi, help);
+                    ui.add(egui::Slider::new(&mut sl.stiffness, 0.0..=kmax.min(500.0)).text("in-limit k (N/m)"))
+                        .on_hover_text("structural spring inside the limits (clamped to the explicit-Euler limit)");
+                    let (_, pmax, phelp) = spec("limit_passes");
+                    ui.add(egui::Slider::new(&mut sl.passes, 1..=pmax as u32).text("solves per step")).on_hover_text(phelp);
+                }
                 ui.separator();
                 ui.heading("Wind and ball");
                 ui.checkbox(&mut p.wind.enabled, "wind");
@@ -258,6 +272,17 @@ fn panel(
                     } else {
                         "iteration cap hit".to_string()
                     });
+                    if s.solver == SolverKind::StrainLimit {
+                        ui.label(format!(
+                            "{} springs outside [a, b] (worst by {:.1e}), {} constrained particles, {} solves{}{}",
+                            s.limit_violations,
+                            s.limit_excess,
+                            s.constrained_particles,
+                            s.sle_solves,
+                            if s.sle_symbolic { ", new symbolic analysis" } else { "" },
+                            if s.fell_back { ", NOT FACTORISED" } else { "" }
+                        ));
+                    }
                     if s.solver == SolverKind::Sle {
                         ui.label(format!("SLE: {} solves, {} factorisations, residual {:.1e}{}", s.sle_solves, s.sle_factorizations, s.sle_residual, if s.fell_back { ", FELL BACK" } else { "" }));
                     }

@@ -7,17 +7,20 @@ use std::str::FromStr;
 use glam::DVec3;
 
 use super::cloth::Cloth;
+use super::dof::Glider;
 use super::kernels;
 use super::params::{Ball, SimParams};
 use super::stats::StepStats;
 
 pub mod iterative;
 pub mod sle;
+pub mod strain_limit;
 pub mod strips;
 pub mod verlet;
 
 pub use iterative::IterativeSolver;
 pub use sle::{SleSolver, SupernodalChoice};
+pub use strain_limit::StrainLimitSolver;
 pub use strips::StripsSolver;
 pub use verlet::VerletSolver;
 
@@ -31,6 +34,8 @@ pub struct StepCtx<'a> {
     pub accel: &'a [DVec3],
     /// The ball at the end of the step, if any.
     pub ball_end: Option<&'a Ball>,
+    /// Particles on gliders (001 §5).
+    pub gliders: &'a [Glider],
     /// Statistics of the step being run.
     pub stats: &'a mut StepStats,
 }
@@ -42,6 +47,9 @@ pub enum ContactModel {
     Impulse,
     /// Positions projected out of colliders inside the solver's own position pass.
     Projection,
+    /// Contact impulses before the position pass; the solver keeps particles in contact on
+    /// the surface with constraint matrices (001 §5) and projects only the others out.
+    Constraint,
 }
 
 /// A cloth solver: the position pass, integration and velocity pass of 004 Algorithm 1.
@@ -89,15 +97,19 @@ pub enum SolverKind {
     /// Rows and columns solved exactly as tridiagonal strips, coupled by block
     /// Gauss–Seidel (002).
     Strips,
+    /// Strain limits [a, b] with one SPD impulse system that also holds contacts and
+    /// gliders (001).
+    StrainLimit,
 }
 
 impl SolverKind {
     /// Every solver, in menu order.
-    pub const ALL: [SolverKind; 4] = [
+    pub const ALL: [SolverKind; 5] = [
         SolverKind::Iterative,
         SolverKind::Sle,
         SolverKind::Verlet,
         SolverKind::Strips,
+        SolverKind::StrainLimit,
     ];
 
     /// Name used on the command line and in reports.
@@ -107,6 +119,7 @@ impl SolverKind {
             SolverKind::Sle => "sle",
             SolverKind::Verlet => "verlet",
             SolverKind::Strips => "strips",
+            SolverKind::StrainLimit => "strain-limit",
         }
     }
 
@@ -117,6 +130,7 @@ impl SolverKind {
             SolverKind::Sle => "SLE impulses (004 §3.4.2)",
             SolverKind::Verlet => "Verlet + relaxation (003)",
             SolverKind::Strips => "Strips in linear time (002)",
+            SolverKind::StrainLimit => "Strain limits + contacts (001)",
         }
     }
 
@@ -135,6 +149,7 @@ impl SolverKind {
             SolverKind::Sle => Box::new(SleSolver::default()),
             SolverKind::Verlet => Box::new(VerletSolver::default()),
             SolverKind::Strips => Box::new(StripsSolver::default()),
+            SolverKind::StrainLimit => Box::new(StrainLimitSolver::default()),
         }
     }
 }

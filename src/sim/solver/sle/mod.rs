@@ -25,7 +25,7 @@ use super::{Solver, SolverKind, StepCtx};
 use crate::sim::cloth::Cloth;
 use crate::sim::kernels::preview;
 
-mod factor;
+pub(crate) mod factor;
 use factor::Factor;
 pub use factor::SupernodalChoice;
 
