@@ -137,13 +137,13 @@ pub fn non_negative(s: &str) -> Result<f64, String> {
 /// Flags of the desktop app (no subcommand).
 #[derive(Debug, Clone, clap::Args)]
 pub struct AppArgs {
-    /// Starting scene: hanging, curtain, drape, flag.
+    /// Starting scene: hanging, curtain, drape, flag, curtain-rod.
     #[arg(long, default_value = "hanging")]
     pub scene: ScenePreset,
     /// Starting grid: N or WxH.
     #[arg(long, default_value = "30")]
     pub grid: GridArg,
-    /// Starting solver.
+    /// Starting solver: iterative, sle, verlet, strips, strain-limit.
     #[arg(long, default_value = "iterative")]
     pub solver: SolverKind,
     /// Starting tolerance (relative strain); the solver's default if not given.

@@ -242,6 +242,9 @@ impl SceneSpec {
         if self.slack > 0.0 {
             bend_rows(&mut cloth, &grid, self.slack);
         }
+        if self.preset == ScenePreset::CurtainRod {
+            pleat(&mut cloth, &grid);
+        }
         for &i in &pins {
             cloth.set_pinned(i, true)?;
         }
@@ -285,6 +288,30 @@ impl SceneSpec {
             }
         }
         Ok(world)
+    }
+}
+
+/// Sew vertical pleats into a curtain: every column is displaced along the normal by a
+/// sine that vanishes at the ring columns, and the rest lengths are taken from the pleated
+/// shape, so the cloth starts unstrained. Without them the curtain is exactly planar and
+/// drawing it together could only compress it in its plane.
+fn pleat(cloth: &mut Cloth, grid: &GridSpec) {
+    let w = grid.width;
+    let every = ring_columns(w).get(1).copied().unwrap_or(1).max(1);
+    let depth = 0.25 * grid.spacing() * every as f64;
+    let x = &mut cloth.particles.x;
+    for r in 0..grid.height {
+        for c in 0..w {
+            let phase = std::f64::consts::PI * c as f64 / every as f64;
+            x[r * w + c].z += depth * phase.sin();
+        }
+    }
+    let t = &mut cloth.topology;
+    for (e, &[a, b]) in t.edges.iter().enumerate() {
+        t.rest[e] = x[a as usize].distance(x[b as usize]);
+    }
+    for s in &mut t.springs {
+        s.rest = x[s.a as usize].distance(x[s.b as usize]);
     }
 }
 

@@ -46,6 +46,15 @@ use crate::sim::forces::{stable_damping, stable_stiffness};
 /// Most solves per step: the first, plus re-solves after releasing contacts that pulled.
 pub const MAX_CONTACT_ROUNDS: u32 = 3;
 
+/// Largest previewed displacement one solve may add to a particle, as a fraction of the
+/// shortest rest length (see `apply_dv`).
+pub const TRUST_RADIUS: f64 = 0.5;
+
+/// Rows whose constrained diagonal is below this fraction of the unconstrained one are
+/// left out: C leaves the spring (almost) nothing to change — a spring from a pinned
+/// particle to a glider nearly perpendicular to the rod — and its impulse would be huge.
+pub const MIN_DIAGONAL: f64 = 0.05;
+
 /// Relative diagonal shift added to A_c: semi-definite corner cases (a glider between two
 /// pins along its rod) become definite without changing any solvable answer measurably.
 const REGULARISATION: f64 = 1e-10;
@@ -196,8 +205,8 @@ impl StrainLimitSolver {
             let n = d / len0;
             let diag = p.inv_mass[a] * self.dof[a].apply(n).dot(n)
                 + p.inv_mass[b] * self.dof[b].apply(n).dot(n);
-            if diag <= 1e-9 * (p.inv_mass[a] + p.inv_mass[b]) {
-                continue; // C leaves this spring nothing to change
+            if diag <= MIN_DIAGONAL * (p.inv_mass[a] + p.inv_mass[b]) {
+                continue; // C leaves this spring (almost) nothing to change
             }
             let ua = p.v[a] + ctx.accel[a] * (0.5 * h);
             let ub = p.v[b] + ctx.accel[b] * (0.5 * h);
@@ -369,12 +378,40 @@ impl StrainLimitSolver {
         true
     }
 
-    /// v += C·δv (001 eqs. 7–8).
-    fn apply_dv(&mut self, ctx: &mut StepCtx<'_>) {
+    /// v += C·δv (001 eqs. 7–8), scaled down if needed so that no particle's previewed
+    /// position moves by more than [`TRUST_RADIUS`] of the shortest rest length. Returns
+    /// the scale applied (1 = the full solution).
+    ///
+    /// The linearisation keeps the directions fixed; when a spring is nearly perpendicular
+    /// to the motion its constraint matrix allows (a glider pulled sideways, a contact) or
+    /// the cloth turns a lot within the step, the linear solution can be many spacings long
+    /// and the next step's correction longer still — measured here, a quick drag in the app
+    /// blew the cloth up. Shortening the step (a trust region on the previewed
+    /// displacement) keeps it bounded; the remainder is corrected by the next pass or step.
+    fn apply_dv(&mut self, ctx: &mut StepCtx<'_>) -> f64 {
+        let h = ctx.params.dt;
+        let shortest = ctx
+            .cloth
+            .topology
+            .rest
+            .iter()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
+        let mut longest = 0.0f64;
+        for (d, dv) in self.dof.iter().zip(&self.dv) {
+            longest = longest.max(d.apply(*dv).length() * h);
+        }
+        let limit = TRUST_RADIUS * shortest;
+        let scale = if longest > limit {
+            limit / longest
+        } else {
+            1.0
+        };
         let p = &mut ctx.cloth.particles;
         for ((v, d), dv) in p.v.iter_mut().zip(&self.dof).zip(&self.dv) {
-            *v += d.apply(*dv);
+            *v += d.apply(*dv) * scale;
         }
+        scale
     }
 
     /// Right-hand side and directions of a Newton pass: the same rows, directions from the
