@@ -46,12 +46,19 @@ fn benches(c: &mut Criterion) {
                 b.iter(|| sle.kernel_solve())
             });
         }
-        for kind in [SolverKind::Sle, SolverKind::Verlet] {
+        {
+            let mut sl = impulse_cloth::sim::solver::StrainLimitSolver::default();
+            c.bench_function(&format!("strain_limit_symbolic_{n}x{n}"), |b| {
+                b.iter(|| sl.kernel_symbolic(&w.cloth))
+            });
+        }
+        for kind in [SolverKind::Sle, SolverKind::Verlet, SolverKind::StrainLimit] {
             c.bench_function(&format!("{kind}_step_{n}x{n}"), |b| {
                 let mut p = w.params.clone();
                 p.max_iterations = 1;
                 p.sle_max_solves = 1;
                 p.verlet_passes = 1;
+                p.strain_limits.passes = 1;
                 let mut ww = w.clone();
                 ww.set_params(p).unwrap();
                 let mut s = kind.create();

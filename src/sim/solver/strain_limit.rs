@@ -112,6 +112,22 @@ impl StrainLimitSolver {
         self.counts
     }
 
+    /// Benchmark entry point: redo the AMD ordering and symbolic factorisation for every
+    /// spring of `cloth` that is not between two static particles (what a step pays when
+    /// its row set changed, 001 §7 Table 1). Returns the number of rows.
+    pub fn kernel_symbolic(&mut self, cloth: &Cloth) -> usize {
+        let k = &cloth.particles.inv_mass;
+        self.candidate.clear();
+        for (e, &[a, b]) in cloth.topology.edges.iter().enumerate() {
+            if k[a as usize] + k[b as usize] > 0.0 {
+                self.candidate.push(e as u32);
+            }
+        }
+        self.factor = None;
+        self.ensure_pattern(cloth);
+        self.rows.len()
+    }
+
     /// The constraint matrix of every particle for this step (001 §5).
     fn classify(&mut self, ctx: &StepCtx<'_>) {
         let p = &ctx.cloth.particles;
