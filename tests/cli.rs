@@ -122,6 +122,10 @@ fn invalid_flags_exit_with_code_2() {
         vec!["run", "--pin", "0,9999", "--grid", "4"],
         vec!["run", "--ball", "0,0,0,-1"],
         vec!["run", "--slack", "0.95"],
+        vec!["run", "--limit-stretch", "0"],
+        vec!["run", "--limit-stretch", "3"],
+        vec!["run", "--limit-passes", "0"],
+        vec!["run", "--scene", "curtain-rod", "--grid", "0x3"],
         vec!["run", "--json", "/nonexistent-dir/x.json"],
         vec!["bench", "nothing"],
     ] {
@@ -134,4 +138,71 @@ fn invalid_flags_exit_with_code_2() {
         );
         assert!(!out.stderr.is_empty(), "{args:?}: no message");
     }
+}
+
+#[test]
+fn strain_limit_report_matches_its_frames() {
+    let json = tmp("limits.json");
+    let out = bin()
+        .args([
+            "run",
+            "--solver",
+            "strain-limit",
+            "--scene",
+            "drape",
+            "--grid",
+            "12",
+            "--dt",
+            "0.01",
+            "--steps",
+            "60",
+            "--limit-stretch",
+            "0.05",
+            "--limit-compress",
+            "0.01",
+            "--positions-every",
+            "1",
+            "--quiet",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let l = &r["strain_limit"];
+    assert_eq!(l["stretch"], 0.05);
+    assert_eq!(l["compress"], 0.01);
+    assert_eq!(l["symbolic_analyses"], 1, "one row set for the whole run");
+    let tol = r["tolerance"].as_f64().unwrap();
+    let edges = r["edges"].as_array().unwrap();
+    let rest = r["rest_lengths"].as_array().unwrap();
+    let (mut worst, mut outside, mut capped) = (0.0f64, 0usize, 0u64);
+    for f in &r["frames"].as_array().unwrap()[1..] {
+        let pos = f["positions"].as_array().unwrap();
+        let mut any = false;
+        for (e, l) in edges.iter().zip(rest) {
+            let d = dist(
+                &pos[e[0].as_u64().unwrap() as usize],
+                &pos[e[1].as_u64().unwrap() as usize],
+            );
+            let rel = d / l.as_f64().unwrap() - 1.0;
+            let excess = (rel - 0.05).max(-0.01 - rel);
+            worst = worst.max(excess);
+            if excess > tol {
+                outside += 1;
+                any = true;
+            }
+        }
+        capped += u64::from(any);
+    }
+    let reported = l["worst_excess"].as_f64().unwrap();
+    assert!((worst - reported).abs() < 1e-12, "{worst} vs {reported}");
+    let fraction = outside as f64 / (60.0 * edges.len() as f64);
+    assert!((fraction - l["outside_fraction"].as_f64().unwrap()).abs() < 1e-12);
+    assert_eq!(r["capped_steps"].as_u64().unwrap(), capped);
 }
