@@ -280,12 +280,19 @@ fn draw_overlays(state: Res<SimState>, view: Res<ViewSettings>, mut gizmos: Gizm
         }
     }
     // The curtain rod and its rings (001 §5 gliders).
-    let gliders = state.world.gliders();
-    if let Some(first) = gliders.first() {
+    let rings: Vec<DVec3> = state
+        .world
+        .gliders()
+        .iter()
+        .filter_map(|g| cloth.particles.x.get(g.particle).copied())
+        .collect();
+    if let Some(first) = state.world.gliders().first()
+        && !rings.is_empty()
+    {
         let axis = first.axis;
         let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-        for g in gliders {
-            let t = axis.dot(cloth.particles.x[g.particle] - first.anchor);
+        for &x in &rings {
+            let t = axis.dot(x - first.anchor);
             lo = lo.min(t);
             hi = hi.max(t);
         }
@@ -295,9 +302,8 @@ fn draw_overlays(state: Res<SimState>, view: Res<ViewSettings>, mut gizmos: Gizm
         let b = first.anchor + axis * (hi + margin);
         gizmos.line(a.as_vec3(), b.as_vec3(), rod);
         let ring = (0.25 * cloth.topology.rest.first().copied().unwrap_or(0.05)) as f32;
-        for g in gliders {
-            let p = cloth.particles.x[g.particle].as_vec3();
-            gizmos.sphere(Isometry3d::from_translation(p), ring, rod);
+        for &x in &rings {
+            gizmos.sphere(Isometry3d::from_translation(x.as_vec3()), ring, rod);
         }
     }
     let w = &state.world.params.wind;

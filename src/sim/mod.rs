@@ -180,8 +180,8 @@ impl World {
         let p = &mut self.cloth.particles;
         for g in &self.gliders {
             let i = g.particle;
-            if p.inv_mass[i] == 0.0 {
-                continue;
+            if p.inv_mass.get(i).is_none_or(|&k| k == 0.0) {
+                continue; // static, or a glider left over from a replaced cloth
             }
             p.v[i] = g.axis * g.axis.dot(p.v[i]);
             if accel && let Some(a) = self.accel.get_mut(i) {
@@ -279,7 +279,7 @@ impl World {
                         }
                         let p = &mut ctx.cloth.particles;
                         for g in ctx.gliders {
-                            if p.inv_mass[g.particle] > 0.0 {
+                            if p.inv_mass.get(g.particle).is_some_and(|&k| k > 0.0) {
                                 p.x[g.particle] = g.project(p.x[g.particle]);
                                 p.v[g.particle] = g.axis * g.axis.dot(p.v[g.particle]);
                             }

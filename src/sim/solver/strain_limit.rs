@@ -135,7 +135,9 @@ impl StrainLimitSolver {
         self.dof.clear();
         self.dof.resize(p.len(), Dof::Free);
         for g in ctx.gliders {
-            self.dof[g.particle] = Dof::Line(g.axis);
+            if let Some(d) = self.dof.get_mut(g.particle) {
+                *d = Dof::Line(g.axis);
+            }
         }
         for i in 0..p.len() {
             if p.inv_mass[i] == 0.0 {
