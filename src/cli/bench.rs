@@ -439,6 +439,7 @@ fn plot_strain(path: &Path, rows: &[Row], dt: f64) -> PlotResult {
         .configure_mesh()
         .x_desc("time (s)")
         .y_desc("max |d−L|/L (log)")
+        .y_label_formatter(&|v| format!("{v:.0e}"))
         .draw()?;
     for (i, r) in series.iter().enumerate() {
         let colour = Palette99::pick(i).to_rgba();

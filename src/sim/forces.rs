@@ -80,6 +80,42 @@ pub fn stable_damping(w: f64, h: f64) -> f64 {
     0.2 / (h * w)
 }
 
+/// A spring-damper integrated over one step with explicit Euler, its constants clamped to
+/// [`stable_stiffness`] / [`stable_damping`] for the pair's inverse masses.
+#[derive(Debug, Clone, Copy)]
+pub struct DampedSpring {
+    /// Spring constant, N/m.
+    pub stiffness: f64,
+    /// Damping along the spring, N·s/m.
+    pub damping: f64,
+    /// Step, s.
+    pub h: f64,
+}
+
+impl DampedSpring {
+    /// Impulse on the first particle (the second gets minus it) for `d` = x_b − x_a,
+    /// `vrel` = v_b − v_a, `w` = k_a + k_b, and `extension(len)` the length change the spring
+    /// acts on (len − rest for an ordinary spring). `None` for a static pair or coincident
+    /// particles.
+    pub fn impulse(
+        &self,
+        d: DVec3,
+        vrel: DVec3,
+        w: f64,
+        extension: impl Fn(f64) -> f64,
+    ) -> Option<DVec3> {
+        let len = d.length();
+        if w == 0.0 || len < 1e-300 {
+            return None;
+        }
+        let n = d / len;
+        let k = self.stiffness.min(stable_stiffness(w, self.h));
+        let c = self.damping.min(stable_damping(w, self.h));
+        let f = k * extension(len) + c * vrel.dot(n);
+        Some(n * (f * self.h))
+    }
+}
+
 /// Shear and bend spring-dampers (004 §3.3): forces from the state at the start of the
 /// step, integrated with explicit Euler and applied as impulses to the velocities. All
 /// springs read the same start-of-step state (Jacobi), so the result does not depend on
@@ -103,22 +139,17 @@ pub fn spring_impulses(cloth: &mut Cloth, params: &SimParams, scratch: &mut Vec<
         };
         let (a, b) = (s.a as usize, s.b as usize);
         let (ka, kb) = (p.inv_mass[a], p.inv_mass[b]);
-        let w = ka + kb;
-        if w == 0.0 {
-            continue;
+        let spring = DampedSpring {
+            stiffness: sp.stiffness,
+            damping: sp.damping,
+            h,
+        };
+        if let Some(imp) = spring.impulse(p.x[b] - p.x[a], p.v[b] - p.v[a], ka + kb, |len| {
+            len - s.rest
+        }) {
+            scratch[a] += imp * ka;
+            scratch[b] -= imp * kb;
         }
-        let d = p.x[b] - p.x[a];
-        let len = d.length();
-        if len < 1e-300 {
-            continue;
-        }
-        let n = d / len;
-        let k = sp.stiffness.min(stable_stiffness(w, h));
-        let c = sp.damping.min(stable_damping(w, h));
-        let f = k * (len - s.rest) + c * (p.v[b] - p.v[a]).dot(n);
-        let imp = n * (f * h);
-        scratch[a] += imp * ka;
-        scratch[b] -= imp * kb;
     }
     for (v, dv) in cloth.particles.v.iter_mut().zip(scratch.iter()) {
         *v += *dv;

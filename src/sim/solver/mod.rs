@@ -13,6 +13,7 @@ use super::params::{Ball, SimParams};
 use super::stats::StepStats;
 
 pub mod iterative;
+mod pattern;
 pub mod sle;
 pub mod strain_limit;
 pub mod strips;

@@ -36,12 +36,13 @@
 
 use glam::DVec3;
 
+use super::pattern::LowerPattern;
 use super::sle::factor::{Factor, SupernodalChoice};
 use super::{ContactModel, Solver, SolverKind, StepCtx, integrate_exact};
 use crate::sim::cloth::Cloth;
 use crate::sim::collision::CONTACT_SKIN;
 use crate::sim::dof::Dof;
-use crate::sim::forces::{stable_damping, stable_stiffness};
+use crate::sim::forces::DampedSpring;
 
 /// Most solves per step: the first, plus re-solves after releasing contacts that pulled.
 pub const MAX_CONTACT_ROUNDS: u32 = 3;
@@ -59,17 +60,6 @@ pub const MIN_DIAGONAL: f64 = 0.05;
 /// pins along its rod) become definite without changing any solvable answer measurably.
 const REGULARISATION: f64 = 1e-10;
 
-/// One stored lower-triangle entry (row ≥ column) coupling two springs through a shared
-/// particle, with the sign σ_p σ_q of 001 eqs. 1–2 (+ if the particle is the first node of
-/// both springs or the second of both).
-#[derive(Debug, Clone, Copy)]
-struct Coupling {
-    row: u32,
-    col: u32,
-    particle: u32,
-    sign: f64,
-}
-
 /// Lifetime counters of the symbolic reuse of 001 §7.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReuseCounts {
@@ -85,9 +75,7 @@ pub struct StrainLimitSolver {
     /// Faer kernel choice (same measured threshold as the SLE).
     pub choice: SupernodalChoice,
     rows: Vec<u32>,
-    col_ptr: Vec<usize>,
-    row_idx: Vec<usize>,
-    entries: Vec<Option<Coupling>>,
+    lower: LowerPattern,
     factor: Option<Factor>,
     dof: Vec<Dof>,
     candidate: Vec<u32>,
@@ -174,26 +162,22 @@ impl StrainLimitSolver {
         let p = &ctx.cloth.particles;
         self.dv.clear();
         self.dv.resize(p.len(), DVec3::ZERO);
+        let spring = DampedSpring {
+            stiffness: sl.stiffness,
+            damping: sl.damping,
+            h,
+        };
         for (e, &[a, b]) in t.edges.iter().enumerate() {
             let (a, b) = (a as usize, b as usize);
             let (ka, kb) = (p.inv_mass[a], p.inv_mass[b]);
-            let w = ka + kb;
-            if w == 0.0 {
-                continue;
-            }
-            let d = p.x[b] - p.x[a];
-            let len = d.length();
-            if len < 1e-300 {
-                continue;
-            }
-            let n = d / len;
             let (lo, hi) = limits(ctx, t.rest[e]);
-            let k = sl.stiffness.min(stable_stiffness(w, h));
-            let c = sl.damping.min(stable_damping(w, h));
-            let f = k * (len.clamp(lo, hi) - t.rest[e]) + c * (p.v[b] - p.v[a]).dot(n);
-            let imp = n * (f * h);
-            self.dv[a] += self.dof[a].apply(imp * ka);
-            self.dv[b] -= self.dof[b].apply(imp * kb);
+            // Linear inside [a, b] (001 §3); beyond the limits the impulses take over.
+            if let Some(imp) = spring.impulse(p.x[b] - p.x[a], p.v[b] - p.v[a], ka + kb, |len| {
+                len.clamp(lo, hi) - t.rest[e]
+            }) {
+                self.dv[a] += self.dof[a].apply(imp * ka);
+                self.dv[b] -= self.dof[b].apply(imp * kb);
+            }
         }
         for (v, dv) in ctx.cloth.particles.v.iter_mut().zip(&self.dv) {
             *v += *dv;
@@ -256,49 +240,15 @@ impl StrainLimitSolver {
             return false;
         }
         self.rows.clone_from(&self.candidate);
-        let t = &cloth.topology;
-        let n = cloth.len();
-        let mut incident: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for (r, &e) in self.rows.iter().enumerate() {
-            let [a, b] = t.edges[e as usize];
-            incident[a as usize].push(r as u32);
-            incident[b as usize].push(r as u32);
-        }
-        self.col_ptr.clear();
-        self.row_idx.clear();
-        self.entries.clear();
-        self.col_ptr.push(0);
-        let mut col: Vec<(u32, Option<Coupling>)> = Vec::new();
-        for (j, &ej) in self.rows.iter().enumerate() {
-            let [ja, jb] = t.edges[ej as usize];
-            col.clear();
-            col.push((j as u32, None));
-            for (role_j, pj) in [(0u8, ja), (1u8, jb)] {
-                for &i in &incident[pj as usize] {
-                    if (i as usize) <= j {
-                        continue;
-                    }
-                    let [ia, _] = t.edges[self.rows[i as usize] as usize];
-                    let role_i = u8::from(ia != pj);
-                    col.push((
-                        i,
-                        Some(Coupling {
-                            row: i,
-                            col: j as u32,
-                            particle: pj,
-                            sign: if role_i == role_j { 1.0 } else { -1.0 },
-                        }),
-                    ));
-                }
-            }
-            col.sort_by_key(|&(i, _)| i);
-            for &(i, c) in &col {
-                self.row_idx.push(i as usize);
-                self.entries.push(c);
-            }
-            self.col_ptr.push(self.row_idx.len());
-        }
-        self.factor = Factor::symbolic(self.rows.len(), &self.col_ptr, &self.row_idx, self.choice);
+        // Every shared particle couples: a fixed one contributes zeros (C = 0), which keeps
+        // the pattern independent of which particles are held.
+        self.lower = LowerPattern::build(&cloth.topology.edges, &self.rows, cloth.len(), |_| true);
+        self.factor = Factor::symbolic(
+            self.rows.len(),
+            &self.lower.col_ptr,
+            &self.lower.row_idx,
+            self.choice,
+        );
         true
     }
 
@@ -306,14 +256,14 @@ impl StrainLimitSolver {
     fn assemble(&mut self, cloth: &Cloth, shift: f64) {
         let t = &cloth.topology;
         let k = &cloth.particles.inv_mass;
-        self.values.resize(self.entries.len(), 0.0);
+        self.values.resize(self.lower.entries.len(), 0.0);
         for (j, &e) in self.rows.iter().enumerate() {
             let [a, b] = t.edges[e as usize];
             let (a, b) = (a as usize, b as usize);
             let n = self.dirs[j];
             let diag = k[a] * self.dof[a].apply(n).dot(n) + k[b] * self.dof[b].apply(n).dot(n);
-            for idx in self.col_ptr[j]..self.col_ptr[j + 1] {
-                self.values[idx] = match self.entries[idx] {
+            for idx in self.lower.col_ptr[j]..self.lower.col_ptr[j + 1] {
+                self.values[idx] = match self.lower.entries[idx] {
                     None => diag + shift * (k[a] + k[b]),
                     Some(c) => {
                         let m = c.particle as usize;
@@ -331,16 +281,7 @@ impl StrainLimitSolver {
     /// ‖A s − b‖ / ‖b‖ with the stored lower triangle.
     fn residual(&self) -> f64 {
         let mut y = vec![0.0; self.rows.len()];
-        for j in 0..self.rows.len() {
-            for idx in self.col_ptr[j]..self.col_ptr[j + 1] {
-                let i = self.row_idx[idx];
-                let a = self.values[idx];
-                y[i] += a * self.s[j];
-                if i != j {
-                    y[j] += a * self.s[i];
-                }
-            }
-        }
+        self.lower.mul(&self.values, &self.s, &mut y);
         let (mut num, mut den) = (0.0f64, 0.0f64);
         for (yi, bi) in y.iter().zip(&self.rhs) {
             num += (yi - bi) * (yi - bi);

@@ -20,6 +20,7 @@
 use glam::DVec3;
 
 use super::iterative::{self, Scratch};
+use super::pattern::LowerPattern;
 use super::strips::StripsSolver;
 use super::{Solver, SolverKind, StepCtx};
 use crate::sim::cloth::Cloth;
@@ -29,27 +30,13 @@ pub(crate) mod factor;
 use factor::Factor;
 pub use factor::SupernodalChoice;
 
-/// One stored lower-triangle entry (row i ≥ column j) of A: which particle the two
-/// constraints share and with which sign (004 §3.4.2, B_ij).
-#[derive(Debug, Clone, Copy)]
-struct Coupling {
-    row: u32,
-    col: u32,
-    particle: u32,
-    sign: f64,
-}
-
 /// Pattern of A for one topology and one set of static particles.
 #[derive(Debug, Default)]
 struct Pattern {
     /// Edge index of each row.
     rows: Vec<u32>,
-    /// Column pointers (len rows + 1) of the lower triangle.
-    col_ptr: Vec<usize>,
-    /// Row indices of the lower triangle.
-    row_idx: Vec<usize>,
-    /// For each stored entry: `None` for a diagonal, else the coupling.
-    entries: Vec<Option<Coupling>>,
+    /// Lower triangle with the coupling behind each entry.
+    lower: LowerPattern,
     /// Key the pattern was built for: (edge count, static_version, particle count).
     key: (usize, u64, usize),
 }
@@ -57,64 +44,19 @@ struct Pattern {
 impl Pattern {
     fn build(cloth: &Cloth) -> Pattern {
         let t = &cloth.topology;
-        let p = &cloth.particles;
-        let n = p.len();
+        let k = &cloth.particles.inv_mass;
         let rows: Vec<u32> = (0..t.edges.len() as u32)
             .filter(|&e| {
                 let [a, b] = t.edges[e as usize];
-                p.inv_mass[a as usize] + p.inv_mass[b as usize] > 0.0
+                k[a as usize] + k[b as usize] > 0.0
             })
             .collect();
-        // Rows incident to each particle, in row order.
-        let mut incident: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for (r, &e) in rows.iter().enumerate() {
-            let [a, b] = t.edges[e as usize];
-            incident[a as usize].push(r as u32);
-            incident[b as usize].push(r as u32);
-        }
-        let mut col_ptr = Vec::with_capacity(rows.len() + 1);
-        let mut row_idx = Vec::new();
-        let mut entries = Vec::new();
-        col_ptr.push(0);
-        let mut col_entries: Vec<(u32, Option<Coupling>)> = Vec::new();
-        for (j, &ej) in rows.iter().enumerate() {
-            let [ja, jb] = t.edges[ej as usize];
-            col_entries.clear();
-            col_entries.push((j as u32, None));
-            for (role_j, pj) in [(0u8, ja), (1u8, jb)] {
-                if p.inv_mass[pj as usize] == 0.0 {
-                    continue; // a static particle couples nothing (k = 0)
-                }
-                for &i in &incident[pj as usize] {
-                    if (i as usize) <= j {
-                        continue;
-                    }
-                    let [ia, _] = t.edges[rows[i as usize] as usize];
-                    let role_i = if ia == pj { 0u8 } else { 1u8 };
-                    col_entries.push((
-                        i,
-                        Some(Coupling {
-                            row: i,
-                            col: j as u32,
-                            particle: pj,
-                            sign: if role_i == role_j { 1.0 } else { -1.0 },
-                        }),
-                    ));
-                }
-            }
-            col_entries.sort_by_key(|&(i, _)| i);
-            for &(i, c) in &col_entries {
-                row_idx.push(i as usize);
-                entries.push(c);
-            }
-            col_ptr.push(row_idx.len());
-        }
+        // A static particle couples nothing (its k is 0).
+        let lower = LowerPattern::build(&t.edges, &rows, cloth.len(), |p| k[p as usize] > 0.0);
         Pattern {
             rows,
-            col_ptr,
-            row_idx,
-            entries,
-            key: (t.edges.len(), cloth.static_version, n),
+            lower,
+            key: (t.edges.len(), cloth.static_version, cloth.len()),
         }
     }
 
@@ -167,8 +109,8 @@ impl SleSolver {
         self.pattern = Pattern::build(cloth);
         self.factor = Factor::symbolic(
             self.pattern.rows.len(),
-            &self.pattern.col_ptr,
-            &self.pattern.row_idx,
+            &self.pattern.lower.col_ptr,
+            &self.pattern.lower.row_idx,
             self.choice,
         );
         true
@@ -179,12 +121,12 @@ impl SleSolver {
     fn assemble(&mut self, cloth: &Cloth) {
         let t = &cloth.topology;
         let k = &cloth.particles.inv_mass;
-        self.values.resize(self.pattern.entries.len(), 0.0);
+        self.values.resize(self.pattern.lower.entries.len(), 0.0);
         for (j, &e) in self.pattern.rows.iter().enumerate() {
             let [a, b] = t.edges[e as usize];
             let diag = (k[a as usize] + k[b as usize]) * (1.0 + self.damping);
-            for idx in self.pattern.col_ptr[j]..self.pattern.col_ptr[j + 1] {
-                self.values[idx] = match self.pattern.entries[idx] {
+            for idx in self.pattern.lower.col_ptr[j]..self.pattern.lower.col_ptr[j + 1] {
+                self.values[idx] = match self.pattern.lower.entries[idx] {
                     None => diag,
                     Some(c) => {
                         c.sign
@@ -198,17 +140,7 @@ impl SleSolver {
 
     /// y = A x using the stored lower triangle.
     fn mul(&self, x: &[f64], y: &mut [f64]) {
-        y.iter_mut().for_each(|v| *v = 0.0);
-        for j in 0..self.pattern.rows.len() {
-            for idx in self.pattern.col_ptr[j]..self.pattern.col_ptr[j + 1] {
-                let i = self.pattern.row_idx[idx];
-                let a = self.values[idx];
-                y[i] += a * x[j];
-                if i != j {
-                    y[j] += a * x[i];
-                }
-            }
-        }
+        self.pattern.lower.mul(&self.values, x, y);
     }
 
     /// Relative residual ‖Aλ − b‖ / ‖b‖ of the last solve (b = `rhs_copy`).
