@@ -13,6 +13,18 @@ fn tmp(name: &str) -> std::path::PathBuf {
     d.join(name)
 }
 
+/// Run `impulse-cloth run ARGS --json FILE`, check it succeeded, and parse the report.
+fn run_json(file: &str, args: &[&str]) -> serde_json::Value {
+    let json = tmp(file);
+    let out = bin().args(args).arg("--json").arg(&json).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap()
+}
+
 fn dist(a: &serde_json::Value, b: &serde_json::Value) -> f64 {
     let a: Vec<f64> = a
         .as_array()
@@ -142,9 +154,9 @@ fn invalid_flags_exit_with_code_2() {
 
 #[test]
 fn strain_limit_report_matches_its_frames() {
-    let json = tmp("limits.json");
-    let out = bin()
-        .args([
+    let r = run_json(
+        "limits.json",
+        &[
             "run",
             "--solver",
             "strain-limit",
@@ -163,17 +175,8 @@ fn strain_limit_report_matches_its_frames() {
             "--positions-every",
             "1",
             "--quiet",
-        ])
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
     );
-    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let l = &r["strain_limit"];
     assert_eq!(l["stretch"], 0.05);
     assert_eq!(l["compress"], 0.01);
