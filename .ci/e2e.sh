@@ -2,9 +2,13 @@
 # End-to-end: start the real app under Xvfb with Mesa's software Vulkan, drag the cloth with
 # xdotool, take a screenshot, and check that something rendered and that the drag moved the
 # cloth (the app prints a JSON summary on exit with --summary).
+# usage: .ci/e2e.sh [BINARY [APP FLAGS...]]   (flags default to --grid 20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-target/release/impulse-cloth}
+shift || true
+flags=("$@")
+[ ${#flags[@]} -gt 0 ] || flags=(--grid 20)
 need=()
 command -v Xvfb >/dev/null || need+=(xvfb)
 command -v xdotool >/dev/null || need+=(xdotool)
@@ -19,7 +23,7 @@ for n in $(seq 90 140); do [ -e /tmp/.X11-unix/X$n ] || { disp=:$n; break; }; do
 Xvfb "$disp" -screen 0 1280x800x24 >/dev/null 2>&1 & xpid=$!
 trap 'kill $xpid 2>/dev/null || true' EXIT
 sleep 1
-DISPLAY=$disp "$bin" --grid 20 --summary --exit-after 90 >"$out/summary.json" 2>"$out/app.log" & apid=$!
+DISPLAY=$disp "$bin" "${flags[@]}" --summary --exit-after 90 >"$out/summary.json" 2>"$out/app.log" & apid=$!
 # Wait for the window, then let the cloth settle a little.
 for _ in $(seq 1 60); do
   DISPLAY=$disp xdotool search --name impulse-cloth >/dev/null 2>&1 && break

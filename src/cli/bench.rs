@@ -234,8 +234,9 @@ pub struct Row {
     pub paper_ms: Option<f64>,
     /// ours / paper.
     pub ratio: Option<f64>,
-    /// Max strain after each step (for the Fig. 4 plot; only kept for 40×40).
-    #[serde(skip)]
+    /// Max strain after each step (for the Fig. 4 plot; only kept for 40×40, so the plot
+    /// can be redrawn from bench.json).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub strain_series: Vec<f64>,
 }
 

@@ -391,6 +391,7 @@ fn overlay(
                 });
             Plot::new("iterations")
                 .height(90.0)
+                .include_y(0.0)
                 .legend(Legend::default())
                 .show(ui, |p| {
                     p.line(Line::new("iterations", pts(&iters)));
