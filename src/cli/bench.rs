@@ -265,12 +265,7 @@ fn run_config(cfg: &Config, n: usize, steps: u64, hard_cap: u32) -> Result<Row, 
         times.push(s.timings.total());
         iters += s.position_iterations as u64;
         max_strain = max_strain.max(s.max_strain);
-        // The strain-limit solver aims at its limits [a, b], not at the tolerance.
-        capped += if cfg.solver == SolverKind::StrainLimit {
-            s.limit_violations > 0
-        } else {
-            s.max_strain > cfg.tolerance * (1.0 + 1e-9)
-        } as u64;
+        capped += u64::from(s.ended_outside(cfg.tolerance));
         fallbacks += s.fell_back as u64;
         series.push(s.max_strain);
     }

@@ -95,9 +95,14 @@ impl Glider {
         })
     }
 
+    /// The part of `u` along the rod (the glider's constraint matrix, 001 eq. 6, ndof 1).
+    pub fn along(&self, u: DVec3) -> DVec3 {
+        Dof::Line(self.axis).apply(u)
+    }
+
     /// The closest point on the rod to `x`.
     pub fn project(&self, x: DVec3) -> DVec3 {
-        self.anchor + self.axis * self.axis.dot(x - self.anchor)
+        self.anchor + self.along(x - self.anchor)
     }
 }
 

@@ -164,7 +164,7 @@ impl World {
         let i = glider.particle;
         let p = &mut self.cloth.particles;
         p.x[i] = glider.project(p.x[i]);
-        p.v[i] = glider.axis * glider.axis.dot(p.v[i]);
+        p.v[i] = glider.along(p.v[i]);
         self.gliders.push(glider);
         Ok(())
     }
@@ -172,22 +172,6 @@ impl World {
     /// Take every particle off its glider.
     pub fn clear_gliders(&mut self) {
         self.gliders.clear();
-    }
-
-    /// Remove the velocity (and, with `accel`, the acceleration) of glider particles across
-    /// their rods. Static (pinned or held) particles are left alone.
-    fn filter_gliders(&mut self, accel: bool) {
-        let p = &mut self.cloth.particles;
-        for g in &self.gliders {
-            let i = g.particle;
-            if p.inv_mass.get(i).is_none_or(|&k| k == 0.0) {
-                continue; // static, or a glider left over from a replaced cloth
-            }
-            p.v[i] = g.axis * g.axis.dot(p.v[i]);
-            if accel && let Some(a) = self.accel.get_mut(i) {
-                *a = g.axis * g.axis.dot(*a);
-            }
-        }
     }
 
     /// Statistics of the step in progress (between [`World::begin_step`] and
@@ -226,7 +210,12 @@ impl World {
                     &mut self.accel,
                 );
                 forces::spring_impulses(&mut self.cloth, &self.params, &mut self.scratch);
-                self.filter_gliders(true);
+                hold_on_rods(
+                    &self.gliders,
+                    &mut self.cloth.particles,
+                    Some(&mut self.accel),
+                    false,
+                );
             }
             Phase::Collision => {
                 self.ball_end = self.params.ball.map(|mut b| {
@@ -249,7 +238,7 @@ impl World {
                         &self.params,
                         self.ball_end.as_ref(),
                     );
-                    self.filter_gliders(false);
+                    hold_on_rods(&self.gliders, &mut self.cloth.particles, None, false);
                 }
             }
             Phase::Position | Phase::Integration | Phase::Velocity => {
@@ -277,13 +266,7 @@ impl World {
                                 true,
                             );
                         }
-                        let p = &mut ctx.cloth.particles;
-                        for g in ctx.gliders {
-                            if p.inv_mass.get(g.particle).is_some_and(|&k| k > 0.0) {
-                                p.x[g.particle] = g.project(p.x[g.particle]);
-                                p.v[g.particle] = g.axis * g.axis.dot(p.v[g.particle]);
-                            }
-                        }
+                        hold_on_rods(ctx.gliders, &mut ctx.cloth.particles, None, true);
                     }
                     _ => solver.velocity_pass(&mut ctx),
                 }
@@ -345,5 +328,29 @@ impl World {
         params.validate()?;
         self.params = params;
         Ok(())
+    }
+}
+
+/// Keep dynamic glider particles on their rods: remove velocity (and, given `accel`,
+/// acceleration) across the rod and, with `positions`, project them back onto it. Pinned or
+/// held particles are left alone, and so are gliders left over from a replaced cloth.
+fn hold_on_rods(
+    gliders: &[Glider],
+    p: &mut Particles,
+    mut accel: Option<&mut Vec<DVec3>>,
+    positions: bool,
+) {
+    for g in gliders {
+        let i = g.particle;
+        if p.inv_mass.get(i).is_none_or(|&k| k == 0.0) {
+            continue;
+        }
+        p.v[i] = g.along(p.v[i]);
+        if let Some(a) = accel.as_mut().and_then(|a| a.get_mut(i)) {
+            *a = g.along(*a);
+        }
+        if positions {
+            p.x[i] = g.project(p.x[i]);
+        }
     }
 }

@@ -147,6 +147,17 @@ impl StepStats {
         self.hard_capped = !converged && hard_cap;
     }
 
+    /// Whether the step ended outside its goal: for the strain-limit solver (001) a spring
+    /// outside its limits, for the others a structural strain above `tolerance` (with a
+    /// relative slack of 1e-9 for round-off).
+    pub fn ended_outside(&self, tolerance: f64) -> bool {
+        if self.solver == SolverKind::StrainLimit {
+            self.limit_violations > 0
+        } else {
+            self.max_strain > tolerance * (1.0 + 1e-9)
+        }
+    }
+
     /// Empty statistics for a step about to run.
     pub fn new(step: u64, solver: SolverKind) -> Self {
         StepStats {

@@ -95,6 +95,22 @@ impl LowerPattern {
             }
         }
     }
+
+    /// ‖A x − b‖ / ‖b‖ (‖A x − b‖ when b = 0) with A's lower-triangle `values`.
+    pub fn relative_residual(&self, values: &[f64], x: &[f64], b: &[f64]) -> f64 {
+        let mut y = vec![0.0; b.len()];
+        self.mul(values, x, &mut y);
+        let (mut num, mut den) = (0.0f64, 0.0f64);
+        for (yi, bi) in y.iter().zip(b) {
+            num += (yi - bi) * (yi - bi);
+            den += bi * bi;
+        }
+        if den > 0.0 {
+            (num / den).sqrt()
+        } else {
+            num.sqrt()
+        }
+    }
 }
 
 #[cfg(test)]

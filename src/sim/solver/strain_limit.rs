@@ -278,18 +278,6 @@ impl StrainLimitSolver {
         }
     }
 
-    /// ‖A s − b‖ / ‖b‖ with the stored lower triangle.
-    fn residual(&self) -> f64 {
-        let mut y = vec![0.0; self.rows.len()];
-        self.lower.mul(&self.values, &self.s, &mut y);
-        let (mut num, mut den) = (0.0f64, 0.0f64);
-        for (yi, bi) in y.iter().zip(&self.rhs) {
-            num += (yi - bi) * (yi - bi);
-            den += bi * bi;
-        }
-        if den > 0.0 { (num / den).sqrt() } else { 0.0 }
-    }
-
     /// The unconstrained velocity change of each particle from the impulses s (eqs. 1–2),
     /// into `self.dv`.
     fn unconstrained_dv(&mut self, cloth: &Cloth) {
@@ -332,7 +320,10 @@ impl StrainLimitSolver {
         }
         ctx.stats.sle_solves += 1;
         ctx.stats.position_iterations += 1;
-        ctx.stats.sle_residual = ctx.stats.sle_residual.max(self.residual());
+        let res = self
+            .lower
+            .relative_residual(&self.values, &self.s, &self.rhs);
+        ctx.stats.sle_residual = ctx.stats.sle_residual.max(res);
         self.unconstrained_dv(ctx.cloth);
         true
     }

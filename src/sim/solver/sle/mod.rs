@@ -138,28 +138,6 @@ impl SleSolver {
         }
     }
 
-    /// y = A x using the stored lower triangle.
-    fn mul(&self, x: &[f64], y: &mut [f64]) {
-        self.pattern.lower.mul(&self.values, x, y);
-    }
-
-    /// Relative residual ‖Aλ − b‖ / ‖b‖ of the last solve (b = `rhs_copy`).
-    fn residual(&self, rhs: &[f64]) -> f64 {
-        let mut y = vec![0.0; rhs.len()];
-        self.mul(&self.lambda, &mut y);
-        let mut num = 0.0;
-        let mut den = 0.0;
-        for (yi, bi) in y.iter().zip(rhs) {
-            num += (yi - bi) * (yi - bi);
-            den += bi * bi;
-        }
-        if den > 0.0 {
-            (num / den).sqrt()
-        } else {
-            num.sqrt()
-        }
-    }
-
     /// Apply Δv = scale · M⁻¹ Jᵀ λ with the factorised directions.
     fn apply(&self, cloth: &mut Cloth, scale: f64) {
         let t = &cloth.topology;
@@ -179,10 +157,9 @@ impl SleSolver {
         if let Some(f) = &mut self.factor {
             f.solve_in_place(&mut self.lambda);
         }
-        let rhs = std::mem::take(&mut self.rhs);
-        let r = self.residual(&rhs);
-        self.rhs = rhs;
-        r
+        self.pattern
+            .lower
+            .relative_residual(&self.values, &self.lambda, &self.rhs)
     }
 
     /// Unit directions of every row from the preview; `false` if one has zero length.
