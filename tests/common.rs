@@ -53,3 +53,19 @@ pub fn max_distance(a: &[glam::DVec3], b: &[glam::DVec3]) -> f64 {
         .map(|(p, q)| p.distance(*q))
         .fold(0.0, f64::max)
 }
+
+/// Assert that every step in `stats` ended with its largest strain within `tol` (with a
+/// relative slack of 1e-9 for round-off).
+pub fn assert_strain_within<'a>(
+    stats: impl IntoIterator<Item = &'a impulse_cloth::sim::StepStats>,
+    tol: f64,
+) {
+    for s in stats {
+        assert!(
+            s.max_strain <= tol * (1.0 + 1e-9),
+            "tol {tol}: step {} strain {}",
+            s.step,
+            s.max_strain
+        );
+    }
+}
