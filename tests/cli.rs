@@ -140,6 +140,14 @@ fn invalid_flags_exit_with_code_2() {
         vec!["run", "--scene", "curtain-rod", "--grid", "0x3"],
         vec!["run", "--json", "/nonexistent-dir/x.json"],
         vec!["bench", "nothing"],
+        vec![
+            "bench",
+            "paper",
+            "--only",
+            "no-such-solver",
+            "--out",
+            "/nonexistent-dir/b",
+        ],
     ] {
         let out = bin().args(&args).output().unwrap();
         assert_eq!(

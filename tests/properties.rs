@@ -23,7 +23,7 @@ proptest! {
         wind in proptest::option::of((-5.0f64..5.0, -5.0f64..5.0, -5.0f64..5.0)),
         ball in proptest::option::of((-0.3f64..0.3, 0.5f64..1.5, -0.3f64..0.8, 0.05f64..0.4)),
         dt in 0.002f64..0.05,
-        solver in 0usize..4,
+        solver in 0..SolverKind::ALL.len(),
         seed in 0u64..1000,
     ) {
         prop_assume!(w * h >= 2);

@@ -42,6 +42,10 @@ pub struct BenchArgs {
     /// Worker threads (0 = all cores).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// Run only the configurations whose label contains one of these (comma-separated,
+    /// e.g. `--only newton,strips`).
+    #[arg(long, value_delimiter = ',')]
+    pub only: Option<Vec<String>>,
 }
 
 /// One solver configuration of the benchmark.
@@ -114,6 +118,24 @@ pub const CONFIGS: &[Config] = &[
         label: "sle 1e-6",
         solver: SolverKind::Sle,
         tolerance: 1.000000e-06,
+        max_iterations: 0,
+        verlet_passes: 0,
+        substeps: 1,
+        limit_passes: 0,
+    },
+    Config {
+        label: "newton 1e-4",
+        solver: SolverKind::Newton,
+        tolerance: 1e-4,
+        max_iterations: 0,
+        verlet_passes: 0,
+        substeps: 1,
+        limit_passes: 0,
+    },
+    Config {
+        label: "newton 1e-6",
+        solver: SolverKind::Newton,
+        tolerance: 1e-6,
         max_iterations: 0,
         verlet_passes: 0,
         substeps: 1,
@@ -194,16 +216,18 @@ pub const CONFIGS: &[Config] = &[
 ];
 
 /// The paper's per-step figure in ms for a configuration and grid, where 004 §4 gives one
-/// (read off the text; see `../shared/seeds/README.md`).
+/// (read off the text; see `../shared/seeds/README.md`). The Newton rows are compared with
+/// the paper's figure for the same tolerance (its iterative method at 1e-4, its SLE at 1e-6):
+/// the paper has no Newton solver, these are the times it needed for the same accuracy.
 pub fn paper_ms(label: &str, n: usize) -> Option<f64> {
     match (label, n) {
-        ("iterative 1e-4", 10) => Some(11.0),
-        ("iterative 1e-4", 30) => Some(33.0),
+        ("iterative 1e-4" | "newton 1e-4", 10) => Some(11.0),
+        ("iterative 1e-4" | "newton 1e-4", 30) => Some(33.0),
         ("iterative 1e-2", 50) => Some(33.0),
-        ("iterative 1e-4", 50) => Some(200.0),
+        ("iterative 1e-4" | "newton 1e-4", 50) => Some(200.0),
         ("iterative cap 5", 50) => Some(14.5),
-        ("sle 1e-6", 10) => Some(8.3),
-        ("sle 1e-6", 20) => Some(133.0),
+        ("sle 1e-6" | "newton 1e-6", 10) => Some(8.3),
+        ("sle 1e-6" | "newton 1e-6", 20) => Some(133.0),
         ("strips 1e-4", 30) => Some(11.0),
         _ => None,
     }
@@ -492,6 +516,24 @@ pub fn main(args: BenchArgs) -> ExitCode {
             2,
         );
     }
+    let configs: Vec<&Config> = CONFIGS
+        .iter()
+        .filter(|c| {
+            args.only
+                .as_ref()
+                .is_none_or(|only| only.iter().any(|o| c.label.contains(o.as_str())))
+        })
+        .collect();
+    if configs.is_empty() {
+        let labels: Vec<&str> = CONFIGS.iter().map(|c| c.label).collect();
+        return fail(
+            format!(
+                "--only matches no configuration; they are: {}",
+                labels.join(", ")
+            ),
+            2,
+        );
+    }
     if let Err(e) = fs::create_dir_all(&args.out) {
         return fail(format!("cannot create {}: {e}", args.out.display()), 2);
     }
@@ -500,7 +542,7 @@ pub fn main(args: BenchArgs) -> ExitCode {
     }
     let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
     let mut rows = Vec::new();
-    for cfg in CONFIGS {
+    for cfg in configs {
         let mut skip = false;
         for &n in &grids {
             if skip {
@@ -568,6 +610,8 @@ pub fn main(args: BenchArgs) -> ExitCode {
                     "iterative 1e-4",
                     "iterative cap 5",
                     "sle 1e-6",
+                    "newton 1e-4",
+                    "newton 1e-6",
                     "strips 1e-2",
                     "strips 1e-4",
                     "verlet 5",

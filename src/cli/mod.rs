@@ -143,7 +143,7 @@ pub struct AppArgs {
     /// Starting grid: N or WxH.
     #[arg(long, default_value = "30")]
     pub grid: GridArg,
-    /// Starting solver: iterative, sle, verlet, strips, strain-limit.
+    /// Starting solver: iterative, sle, verlet, strips, strain-limit, newton.
     #[arg(long, default_value = "iterative")]
     pub solver: SolverKind,
     /// Starting tolerance (relative strain); the solver's default if not given.

@@ -27,10 +27,10 @@ pub struct RunArgs {
     /// Total mass, kg.
     #[arg(long, default_value_t = 0.2, value_parser = positive)]
     pub mass: f64,
-    /// Solver: iterative, sle, verlet, strips, strain-limit.
+    /// Solver: iterative, sle, verlet, strips, strain-limit, newton.
     #[arg(long, default_value = "iterative")]
     pub solver: SolverKind,
-    /// Allowed relative strain |d−L|/L (default: 1e-9 for sle, 1e-3 otherwise).
+    /// Allowed relative strain |d−L|/L (default: 1e-9 for sle, 1e-6 for newton, 1e-3 otherwise).
     #[arg(long, value_parser = positive)]
     pub tolerance: Option<f64>,
     /// Iteration cap per pass (0 = none; the safety cap still applies).

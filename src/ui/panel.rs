@@ -286,6 +286,15 @@ fn panel(
                     if s.solver == SolverKind::Sle {
                         ui.label(format!("SLE: {} solves, {} factorisations, residual {:.1e}{}", s.sle_solves, s.sle_factorizations, s.sle_residual, if s.fell_back { ", FELL BACK" } else { "" }));
                     }
+                    if s.solver == SolverKind::Newton {
+                        ui.label(format!(
+                            "Newton: {} steps (factorisations), {} strips sweeps to finish{}{}",
+                            s.sle_factorizations,
+                            s.polish_sweeps,
+                            if s.sle_symbolic { ", new symbolic analysis" } else { "" },
+                            if s.fell_back { ", FELL BACK to strips" } else { "" }
+                        ));
+                    }
                 }
                 if let Some(e) = &state.error {
                     ui.colored_label(egui::Color32::LIGHT_RED, e);

@@ -13,6 +13,7 @@ use super::params::{Ball, SimParams};
 use super::stats::StepStats;
 
 pub mod iterative;
+pub mod newton;
 mod pattern;
 pub mod sle;
 pub mod strain_limit;
@@ -20,6 +21,7 @@ pub mod strips;
 pub mod verlet;
 
 pub use iterative::IterativeSolver;
+pub use newton::NewtonSolver;
 pub use sle::{SleSolver, SupernodalChoice};
 pub use strain_limit::StrainLimitSolver;
 pub use strips::StripsSolver;
@@ -101,16 +103,20 @@ pub enum SolverKind {
     /// Strain limits [a, b] with one SPD impulse system that also holds contacts and
     /// gliders (001).
     StrainLimit,
+    /// Newton's method on the preview with the constraints' curvature (geometric
+    /// stiffness): all impulses at once, converging where the SLE's iteration stalls.
+    Newton,
 }
 
 impl SolverKind {
     /// Every solver, in menu order.
-    pub const ALL: [SolverKind; 5] = [
+    pub const ALL: [SolverKind; 6] = [
         SolverKind::Iterative,
         SolverKind::Sle,
         SolverKind::Verlet,
         SolverKind::Strips,
         SolverKind::StrainLimit,
+        SolverKind::Newton,
     ];
 
     /// Name used on the command line and in reports.
@@ -121,6 +127,7 @@ impl SolverKind {
             SolverKind::Verlet => "verlet",
             SolverKind::Strips => "strips",
             SolverKind::StrainLimit => "strain-limit",
+            SolverKind::Newton => "newton",
         }
     }
 
@@ -132,13 +139,17 @@ impl SolverKind {
             SolverKind::Verlet => "Verlet + relaxation (003)",
             SolverKind::Strips => "Strips in linear time (002)",
             SolverKind::StrainLimit => "Strain limits + contacts (001)",
+            SolverKind::Newton => "Newton, geometric stiffness",
         }
     }
 
-    /// Tolerance used when none is given: the SLE solves to 1e-9, the others to 1e-3.
+    /// Tolerance used when none is given: the SLE solves to 1e-9, Newton to 1e-6 (below
+    /// that the paper scene's taut pinned row makes it crawl, see [`newton`]), the others
+    /// to 1e-3.
     pub fn default_tolerance(self) -> f64 {
         match self {
             SolverKind::Sle => 1e-9,
+            SolverKind::Newton => 1e-6,
             _ => 1e-3,
         }
     }
@@ -151,6 +162,7 @@ impl SolverKind {
             SolverKind::Verlet => Box::new(VerletSolver::default()),
             SolverKind::Strips => Box::new(StripsSolver::default()),
             SolverKind::StrainLimit => Box::new(StrainLimitSolver::default()),
+            SolverKind::Newton => Box::new(NewtonSolver::default()),
         }
     }
 }

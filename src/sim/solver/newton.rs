@@ -1,0 +1,451 @@
+//! Newton's method on the step's constraint problem, with geometric stiffness.
+//!
+//! The preview formulation of 004 §3.2 asks, every step, for impulses along the constraint
+//! directions such that every previewed distance equals its rest length. Written in the
+//! end-of-step positions x (x̃ the unconstrained preview, x = x̃ + h·M⁻¹·Δp), that is the
+//! system
+//!
+//! ```text
+//!     M (x − x̃) + J(x)ᵀ μ = 0        (impulses hJᵀμ, equal and opposite, along the
+//!     C(x) = 0                         constraint directions at t + h; 004 eq. 2)
+//! ```
+//!
+//! The SLE solver (004 §3.4.2) iterates on it with A = J M⁻¹ Jᵀ, which is Newton's method
+//! without the constraints' curvature Σ μ_k ∇²C_k (the "geometric stiffness"). At the 004
+//! §4 scene's h = 1/30 s that term dominates the particle masses — the tension a hanging
+//! cloth carries, times h², over a 2 cm spacing, is 25× the particle mass at 50×50 and
+//! grows with n² — so that iteration converges only linearly, and not at all on a cloth
+//! whose top edge is pulled straight between its two pins (measured: README, Numerics).
+//!
+//! This solver keeps the term. Each iteration is one Newton step on the KKT system above,
+//! with the constraint rows regularised by a tiny compliance ε (1/ε = [`PENALTY`] × the
+//! constraint's effective mass):
+//!
+//! ```text
+//!     (M + Σ g_k ∇²C_k + Σ ∇C_kᵀ∇C_k / ε_k) Δx = −(M (x − x̃) + Jᵀ(λ + C/ε))
+//!     Δλ = (J Δx + C) / ε                       (J, C at the old iterate)
+//! ```
+//!
+//! which is the Newton step of [M+G Jᵀ; J −ε] eliminated onto the 3N particle
+//! coordinates. g_k = λ_k/len_k, except that a compressed constraint's negative curvature
+//! is floored at −m/16 of its lighter particle (a particle has at most four structural
+//! constraints, so the matrix stays positive definite and faer's sparse Cholesky
+//! factorises it; symbolic analysis once per topology and static set, numeric once per
+//! Newton step, 001 §7). Full steps, no line search: measured, a backtracking search on
+//! the augmented Lagrangian only slowed convergence. The multipliers are warm-started from
+//! the previous step — a hanging cloth needs much the same impulses every step.
+//!
+//! At the fixed point C = 0 and M(x − x̃) = −Jᵀλ: the velocity change (x − x̃)/h is an
+//! impulse along each constraint's end-of-step direction, equal and opposite on its two
+//! particles — what 004's preview iteration converges to — so linear momentum is kept
+//! exactly and angular momentum up to the tolerance.
+//!
+//! Convergence is quadratic once the cloth can sag. On a row held straight between two
+//! pins at exactly its rest length (the 004 §4 scene) the constraint Jacobian is rank
+//! deficient along the row (LICQ fails: the row's lengths can only change to second
+//! order), so there Newton too converges linearly, by a factor of about 3–5 per
+//! iteration — still far fewer iterations than the SLE's linear rate. A step that has not
+//! met the tolerance after `sle_max_solves` Newton steps is finished by strips (002), and
+//! one whose factorisation fails (a collapsed constraint) is done by strips alone and
+//! flagged `fell_back`.
+//!
+//! The velocity constraints (004 eq. 3) are linear in the impulses, so they are solved
+//! exactly with the SLE solver's A = J M⁻¹ Jᵀ at the end-of-step directions (one
+//! factorisation, one solve).
+
+use glam::DVec3;
+
+use super::sle::SleSolver;
+use super::sle::factor::{Factor, SupernodalChoice};
+use super::strips::StripsSolver;
+use super::{Solver, SolverKind, StepCtx, iterative};
+use crate::sim::cloth::Cloth;
+use crate::sim::kernels::preview;
+
+/// Inverse compliance per unit of a constraint's effective mass (1/ε_k = PENALTY /
+/// (k_a + k_b)). Measured on the 50×50 paper scene at 1e-4: 1e8 needs ~12 Newton steps per
+/// time step, 1e10–1e14 ~7; 1e12 sits in the middle of the good range.
+pub const PENALTY: f64 = 1e12;
+
+/// Smallest (most negative) geometric stiffness a compressed constraint contributes, as
+/// a fraction of its lighter end's mass: a particle has at most four structural
+/// constraints, so M + Σ λ∇²C stays positive definite.
+const COMPRESSION_FLOOR: f64 = 0.0625;
+
+const NONE: u32 = u32::MAX;
+
+/// The block pattern of the 3N×3N Newton matrix for one topology and static set.
+#[derive(Debug, Default)]
+struct BlockPattern {
+    /// (edge count, static version, particle count) it was built for.
+    key: (usize, u64, usize),
+    /// Block (unknown triple) of each particle; [`NONE`] for a static particle.
+    block: Vec<u32>,
+    /// Particle of each block.
+    particle: Vec<u32>,
+    /// Edges with at least one dynamic end.
+    rows: Vec<u32>,
+    /// Lower triangle, compressed columns.
+    col_ptr: Vec<usize>,
+    row_idx: Vec<usize>,
+    /// Index of entry (j, j) for every column j; the rest of the diagonal block's column
+    /// follows it.
+    diag: Vec<usize>,
+    /// For each row with two dynamic ends: index of entry (3·hi, 3·lo + c), c = 0..3; the
+    /// entries (3·hi + r, 3·lo + c) follow it. `usize::MAX` if an end is static.
+    off: Vec<[usize; 3]>,
+}
+
+impl BlockPattern {
+    fn key_of(cloth: &Cloth) -> (usize, u64, usize) {
+        (
+            cloth.topology.edges.len(),
+            cloth.static_version,
+            cloth.len(),
+        )
+    }
+
+    // `c` is a coordinate (0..3) that indexes the column, `diag` and every row's `off`.
+    #[allow(clippy::needless_range_loop)]
+    fn build(cloth: &Cloth) -> BlockPattern {
+        let k = &cloth.particles.inv_mass;
+        let edges = &cloth.topology.edges;
+        let mut block = vec![NONE; cloth.len()];
+        let mut particle = Vec::new();
+        for (p, &kp) in k.iter().enumerate() {
+            if kp > 0.0 {
+                block[p] = particle.len() as u32;
+                particle.push(p as u32);
+            }
+        }
+        let rows: Vec<u32> = (0..edges.len() as u32)
+            .filter(|&e| {
+                let [a, b] = edges[e as usize];
+                k[a as usize] + k[b as usize] > 0.0
+            })
+            .collect();
+        // Upper neighbours of every block, with the rows that couple them.
+        let nb = particle.len();
+        let mut upper: Vec<Vec<(u32, u32)>> = vec![Vec::new(); nb];
+        for (r, &e) in rows.iter().enumerate() {
+            let [a, b] = edges[e as usize];
+            let (ba, bb) = (block[a as usize], block[b as usize]);
+            if ba != NONE && bb != NONE && ba != bb {
+                upper[ba.min(bb) as usize].push((ba.max(bb), r as u32));
+            }
+        }
+        let mut col_ptr = Vec::with_capacity(3 * nb + 1);
+        let mut row_idx = Vec::new();
+        let mut diag = vec![0; 3 * nb];
+        let mut off = vec![[usize::MAX; 3]; rows.len()];
+        col_ptr.push(0);
+        for (lo, list) in upper.iter_mut().enumerate() {
+            list.sort_unstable();
+            for c in 0..3 {
+                let j = 3 * lo + c;
+                diag[j] = row_idx.len();
+                row_idx.extend(j..3 * lo + 3);
+                let mut last = NONE;
+                let mut start = 0;
+                for &(hi, r) in list.iter() {
+                    if hi != last {
+                        start = row_idx.len();
+                        row_idx.extend(3 * hi as usize..3 * hi as usize + 3);
+                        last = hi;
+                    }
+                    off[r as usize][c] = start;
+                }
+                col_ptr.push(row_idx.len());
+            }
+        }
+        BlockPattern {
+            key: Self::key_of(cloth),
+            block,
+            particle,
+            rows,
+            col_ptr,
+            row_idx,
+            diag,
+            off,
+        }
+    }
+}
+
+/// Newton's method with geometric stiffness (see the module documentation).
+#[derive(Debug, Default)]
+pub struct NewtonSolver {
+    pattern: BlockPattern,
+    factor: Option<Factor>,
+    values: Vec<f64>,
+    /// Multipliers per row (position-level impulses h·μ), kept from step to step as a
+    /// warm start: a hanging cloth needs much the same impulses every step.
+    lambda: Vec<f64>,
+    /// 1/ε per row.
+    penalty: Vec<f64>,
+    /// Unconstrained preview of every particle.
+    target: Vec<DVec3>,
+    /// Current iterate of every particle's end-of-step position.
+    x: Vec<DVec3>,
+    /// Constraint error C = |x_b − x_a| − L per row at `x`.
+    c: Vec<f64>,
+    /// Unit direction of every row at `x` (J's rows).
+    dirs: Vec<DVec3>,
+    /// Negative gradient, then the Newton step.
+    rhs: Vec<f64>,
+    velocity: SleSolver,
+    polish: StripsSolver,
+}
+
+impl NewtonSolver {
+    fn ensure_pattern(&mut self, cloth: &Cloth) -> bool {
+        if self.factor.is_some() && self.pattern.key == BlockPattern::key_of(cloth) {
+            return false;
+        }
+        self.pattern = BlockPattern::build(cloth);
+        let n = 3 * self.pattern.particle.len();
+        self.factor = Factor::symbolic(
+            n,
+            &self.pattern.col_ptr,
+            &self.pattern.row_idx,
+            // Measured: the 3×3-block pattern favours the supernodal kernel at every size
+            // (20×20: 1.7 against 2.8 ms/step; 30×30: 4.8 against 9.9), unlike the SLE's.
+            SupernodalChoice::Supernodal,
+        );
+        self.lambda.clear();
+        true
+    }
+
+    /// Constraint errors, directions and the largest relative strain at `x`; `None` if a
+    /// constraint has collapsed to zero length.
+    fn measure(&mut self, cloth: &Cloth) -> Option<f64> {
+        let t = &cloth.topology;
+        let mut worst = 0.0f64;
+        for (r, &e) in self.pattern.rows.iter().enumerate() {
+            let [a, b] = t.edges[e as usize];
+            let l0 = t.rest[e as usize];
+            let d = self.x[b as usize] - self.x[a as usize];
+            let len = d.length();
+            if len.is_nan() || len <= 1e-9 * l0 {
+                return None;
+            }
+            self.c[r] = len - l0;
+            self.dirs[r] = d / len;
+            worst = worst.max((len - l0).abs() / l0);
+        }
+        Some(worst)
+    }
+
+    /// The negative gradient −(M(x − x̃) + Jᵀ(λ + C/ε)) into `rhs`.
+    fn gradient(&mut self, cloth: &Cloth) {
+        let pat = &self.pattern;
+        let t = &cloth.topology;
+        let k = &cloth.particles.inv_mass;
+        self.rhs.clear();
+        self.rhs.resize(3 * pat.particle.len(), 0.0);
+        for (b, &p) in pat.particle.iter().enumerate() {
+            let g = (self.x[p as usize] - self.target[p as usize]) / k[p as usize];
+            for c in 0..3 {
+                self.rhs[3 * b + c] = -g[c];
+            }
+        }
+        for (r, &e) in pat.rows.iter().enumerate() {
+            let [a, b] = t.edges[e as usize];
+            let f = self.dirs[r] * (self.lambda[r] + self.penalty[r] * self.c[r]);
+            // ∇_a C = −n, ∇_b C = n.
+            for (q, sign) in [(a, 1.0), (b, -1.0)] {
+                let blk = pat.block[q as usize];
+                if blk != NONE {
+                    let i = 3 * blk as usize;
+                    for c in 0..3 {
+                        self.rhs[i + c] += sign * f[c];
+                    }
+                }
+            }
+        }
+    }
+
+    /// The Newton matrix M + Σ λ_k ∇²C_k + Σ ∇C_kᵀ∇C_k / ε_k at `x` (lower triangle).
+    fn assemble(&mut self, cloth: &Cloth) {
+        let pat = &self.pattern;
+        let t = &cloth.topology;
+        let k = &cloth.particles.inv_mass;
+        self.values.clear();
+        self.values.resize(pat.row_idx.len(), 0.0);
+        for (b, &p) in pat.particle.iter().enumerate() {
+            let m = 1.0 / k[p as usize];
+            for c in 0..3 {
+                self.values[pat.diag[3 * b + c]] += m;
+            }
+        }
+        for (r, &e) in pat.rows.iter().enumerate() {
+            let [a, b] = t.edges[e as usize];
+            let n = self.dirs[r];
+            let len = self.c[r] + t.rest[e as usize];
+            let m_light = 1.0 / k[a as usize].max(k[b as usize]);
+            let geo = (self.lambda[r] / len).max(-m_light * COMPRESSION_FLOOR);
+            // Block B = λ/len (I − nnᵀ) + (1/ε) nnᵀ; +B on both diagonal blocks, −B off.
+            let axial = self.penalty[r] - geo;
+            let bmat = |i: usize, j: usize| axial * n[i] * n[j] + if i == j { geo } else { 0.0 };
+            let (ba, bb) = (pat.block[a as usize], pat.block[b as usize]);
+            for blk in [ba, bb] {
+                if blk == NONE {
+                    continue;
+                }
+                for c in 0..3 {
+                    let start = pat.diag[3 * blk as usize + c];
+                    for rr in c..3 {
+                        self.values[start + rr - c] += bmat(rr, c);
+                    }
+                }
+            }
+            if ba != NONE && bb != NONE {
+                for c in 0..3 {
+                    let start = pat.off[r][c];
+                    for rr in 0..3 {
+                        self.values[start + rr] -= bmat(rr, c);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Take the step in `rhs`: the multipliers move to the linearised constraints'
+    /// (Δλ = (J Δx + C)/ε, with J and C at the old iterate), then x += Δx.
+    fn take_step(&mut self, cloth: &Cloth) {
+        let pat = &self.pattern;
+        let t = &cloth.topology;
+        let dx = |q: u32| {
+            let blk = pat.block[q as usize];
+            if blk == NONE {
+                DVec3::ZERO
+            } else {
+                let i = 3 * blk as usize;
+                DVec3::new(self.rhs[i], self.rhs[i + 1], self.rhs[i + 2])
+            }
+        };
+        for (r, &e) in pat.rows.iter().enumerate() {
+            let [a, b] = t.edges[e as usize];
+            let jdx = self.dirs[r].dot(dx(b) - dx(a));
+            self.lambda[r] += self.penalty[r] * (jdx + self.c[r]);
+        }
+        for &p in &pat.particle {
+            self.x[p as usize] += dx(p);
+        }
+    }
+
+    /// Finish an unconverged (or failed) position pass with strips (002), as the SLE does.
+    fn finish_with_strips(&mut self, ctx: &mut StepCtx<'_>) {
+        let tol = ctx.params.tolerance;
+        let cap = ctx.params.effective_cap();
+        let (sweeps, _) = self.polish.sweeps(ctx, false);
+        let residual = iterative::preview_max_strain(ctx.cloth, ctx.accel, ctx.params.dt);
+        ctx.stats.polish_sweeps = sweeps;
+        ctx.stats
+            .set_position_outcome(residual, residual <= tol, cap == ctx.params.hard_cap);
+    }
+}
+
+impl Solver for NewtonSolver {
+    fn kind(&self) -> SolverKind {
+        SolverKind::Newton
+    }
+
+    fn position_pass(&mut self, ctx: &mut StepCtx<'_>) {
+        ctx.stats.sle_symbolic = self.ensure_pattern(ctx.cloth);
+        let h = ctx.params.dt;
+        let tol = ctx.params.tolerance;
+        let nrows = self.pattern.rows.len();
+        if nrows == 0 {
+            ctx.stats.converged = true;
+            return;
+        }
+        if self.factor.is_none() {
+            ctx.stats.fell_back = true;
+            self.finish_with_strips(ctx);
+            return;
+        }
+        {
+            let p = &ctx.cloth.particles;
+            self.target.clear();
+            self.target
+                .extend((0..p.x.len()).map(|i| preview(p.x[i], p.v[i], ctx.accel[i], h)));
+        }
+        self.x.clone_from(&self.target);
+        self.c.resize(nrows, 0.0);
+        self.dirs.resize(nrows, DVec3::ZERO);
+        if self.lambda.len() != nrows || !ctx.params.velocity_pass {
+            self.lambda.clear();
+            self.lambda.resize(nrows, 0.0);
+        }
+        {
+            let k = &ctx.cloth.particles.inv_mass;
+            let t = &ctx.cloth.topology;
+            self.penalty.clear();
+            self.penalty.extend(self.pattern.rows.iter().map(|&e| {
+                let [a, b] = t.edges[e as usize];
+                // The constraint's effective mass 1/(k_a + k_b), as on A's diagonal.
+                PENALTY / (k[a as usize] + k[b as usize])
+            }));
+        }
+        let max_solves = ctx
+            .params
+            .sle_max_solves
+            .min(ctx.params.effective_cap())
+            .max(1);
+        let mut solves = 0;
+        let mut worst = self.measure(ctx.cloth);
+        let start = worst.unwrap_or(f64::INFINITY);
+        let mut ok = true;
+        while let Some(w) = worst {
+            if w <= tol || solves >= max_solves {
+                break;
+            }
+            self.gradient(ctx.cloth);
+            self.assemble(ctx.cloth);
+            let factored = match &mut self.factor {
+                Some(f) => f.numeric(&self.values).is_ok(),
+                None => false,
+            };
+            if !factored {
+                ok = false;
+                break;
+            }
+            if let Some(f) = &mut self.factor {
+                f.solve_in_place(&mut self.rhs);
+            }
+            self.take_step(ctx.cloth);
+            solves += 1;
+            worst = self.measure(ctx.cloth);
+        }
+        let s = &mut *ctx.stats;
+        s.position_iterations = solves;
+        s.sle_factorizations = solves + u32::from(!ok);
+        s.sle_solves = solves;
+        let Some(worst) = worst.filter(|&w| ok && w.is_finite() && w <= start) else {
+            // A collapsed constraint, a matrix that lost definiteness, or Newton steps that
+            // left the preview worse than they found it: keep the preview, let strips do the
+            // step; the multipliers are not to be trusted next step either.
+            s.fell_back = true;
+            self.lambda.iter_mut().for_each(|l| *l = 0.0);
+            self.finish_with_strips(ctx);
+            return;
+        };
+        // The velocity change that takes the preview to x (an impulse per particle).
+        let p = &mut ctx.cloth.particles;
+        for &q in &self.pattern.particle {
+            let q = q as usize;
+            p.v[q] += (self.x[q] - self.target[q]) / h;
+        }
+        ctx.stats.set_position_outcome(worst, worst <= tol, false);
+        if !ctx.stats.converged {
+            self.finish_with_strips(ctx);
+        }
+    }
+
+    fn velocity_pass(&mut self, ctx: &mut StepCtx<'_>) {
+        if !ctx.params.velocity_pass {
+            return;
+        }
+        self.velocity.velocity_exact(ctx);
+    }
+}
