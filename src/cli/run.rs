@@ -48,6 +48,13 @@ pub struct RunArgs {
     /// Strain-limit solver: linear solves per step (1 = 001 §4 exactly).
     #[arg(long, default_value_t = crate::sim::StrainLimits::default().passes)]
     pub limit_passes: u32,
+    /// SLE: solves per position pass.
+    #[arg(long, default_value_t = SimParams::default().sle_max_solves)]
+    pub max_solves: u32,
+    /// Newton: Newton steps (one factorisation each) per position pass before strips
+    /// finish it.
+    #[arg(long, default_value_t = SimParams::default().newton_max_steps)]
+    pub newton_steps: u32,
     /// Time step, s.
     #[arg(long, default_value_t = 1.0 / 30.0, value_parser = positive)]
     pub dt: f64,
@@ -235,6 +242,8 @@ pub fn build_world(args: &RunArgs) -> Result<World, String> {
         tolerance,
         max_iterations: args.max_iterations,
         verlet_passes: args.verlet_passes,
+        sle_max_solves: args.max_solves,
+        newton_max_steps: args.newton_steps,
         ..SimParams::default()
     };
     params.strain_limits.stretch = args.limit_stretch;

@@ -177,6 +177,10 @@ pub struct SimParams {
     pub friction: f64,
     /// SLE: maximum number of solves with one factorisation per position pass.
     pub sle_max_solves: u32,
+    /// Newton: maximum Newton steps (one factorisation each) per position pass before
+    /// strips finish it. On a row pulled straight between two pins Newton converges only
+    /// linearly (see `solver::newton`): 100×100 to 1e-6 needs up to ≈ 40.
+    pub newton_max_steps: u32,
     /// Verlet: relaxation passes per step (003).
     pub verlet_passes: u32,
     /// Verlet: velocity damping per step (003 uses 0.01).
@@ -209,6 +213,7 @@ impl Default for SimParams {
             ground: None,
             friction: 0.3,
             sle_max_solves: 20,
+            newton_max_steps: 50,
             verlet_passes: 10,
             verlet_damping: 0.01,
             strain_limits: StrainLimits::default(),
@@ -348,6 +353,14 @@ pub const PARAM_SPECS: &[ParamSpec] = &[
         help: "SLE solves per factorisation",
     },
     ParamSpec {
+        name: "newton_max_steps",
+        unit: "",
+        min: 1.0,
+        max: 1000.0,
+        log: false,
+        help: "Newton steps per position pass",
+    },
+    ParamSpec {
         name: "verlet_passes",
         unit: "",
         min: 0.0,
@@ -476,6 +489,7 @@ impl SimParams {
             ));
         }
         check("sle_max_solves", self.sle_max_solves as f64)?;
+        check("newton_max_steps", self.newton_max_steps as f64)?;
         check("verlet_passes", self.verlet_passes as f64)?;
         check("verlet_damping", self.verlet_damping)?;
         let sl = &self.strain_limits;

@@ -136,6 +136,8 @@ fn panel(
                 ui.add(egui::Slider::new(&mut p.max_iterations, 0..=2000).text("iteration cap (0 = none)"))
                     .on_hover_text("sweeps per pass; 0 = until the tolerance (safety cap applies)");
                 ui.add(egui::Slider::new(&mut p.sle_max_solves, 1..=50).text("SLE solves"));
+                ui.add(egui::Slider::new(&mut p.newton_max_steps, 1..=200).text("Newton steps"))
+                    .on_hover_text("Newton steps per position pass before strips finish it");
                 ui.add(egui::Slider::new(&mut p.verlet_passes, 1..=200).text("Verlet passes"));
                 ui.checkbox(&mut p.velocity_pass, "velocity pass (eq. 3)");
                 ui.separator();

@@ -45,7 +45,7 @@
 //! deficient along the row (LICQ fails: the row's lengths can only change to second
 //! order), so there Newton too converges linearly, by a factor of about 3–5 per
 //! iteration — still far fewer iterations than the SLE's linear rate. A step that has not
-//! met the tolerance after `sle_max_solves` Newton steps is finished by strips (002), and
+//! met the tolerance after `newton_max_steps` Newton steps is finished by strips (002), and
 //! one whose factorisation fails (a collapsed constraint) is done by strips alone and
 //! flagged `fell_back`.
 //!
@@ -389,7 +389,7 @@ impl Solver for NewtonSolver {
         }
         let max_solves = ctx
             .params
-            .sle_max_solves
+            .newton_max_steps
             .min(ctx.params.effective_cap())
             .max(1);
         let mut solves = 0;
