@@ -52,11 +52,17 @@ fn benches(c: &mut Criterion) {
                 b.iter(|| sl.kernel_symbolic(&w.cloth))
             });
         }
-        for kind in [SolverKind::Sle, SolverKind::Verlet, SolverKind::StrainLimit] {
+        for kind in [
+            SolverKind::Sle,
+            SolverKind::Verlet,
+            SolverKind::StrainLimit,
+            SolverKind::Newton,
+        ] {
             c.bench_function(&format!("{kind}_step_{n}x{n}"), |b| {
                 let mut p = w.params.clone();
                 p.max_iterations = 1;
                 p.sle_max_solves = 1;
+                p.newton_max_steps = 1;
                 p.verlet_passes = 1;
                 p.strain_limits.passes = 1;
                 let mut ww = w.clone();
