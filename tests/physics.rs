@@ -140,10 +140,13 @@ fn momentum_check(kind: SolverKind, dir: ImpulseDirection, exact_angular: bool, 
     let a0 = w.cloth.particles.angular_momentum();
     let scale = w.cloth.particles.v.iter().map(|v| v.length()).sum::<f64>() * 0.2 / 100.0;
     let stats = run(&mut w, kind, 10);
-    assert!(
-        stats.iter().map(|s| s.position_iterations).sum::<u32>() > 10,
-        "no impulses were applied"
-    );
+    // Newton counts its steps, the others their sweeps; Newton also starts from a few
+    // strips sweeps, so it must have taken steps of its own for this to test it.
+    let work: u32 = stats
+        .iter()
+        .map(|s| s.position_iterations.max(s.sle_factorizations))
+        .sum();
+    assert!(work > 5, "{kind}: no impulses were applied ({work})");
     let l1 = w.cloth.particles.linear_momentum();
     let a1 = w.cloth.particles.angular_momentum();
     assert!(

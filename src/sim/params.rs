@@ -179,7 +179,7 @@ pub struct SimParams {
     pub sle_max_solves: u32,
     /// Newton: maximum Newton steps (one factorisation each) per position pass before
     /// strips finish it. On a row pulled straight between two pins Newton converges only
-    /// linearly (see `solver::newton`): 100×100 to 1e-6 needs up to ≈ 40.
+    /// linearly (see `solver::newton`): a hard 100×100 step to 1e-6 can need dozens.
     pub newton_max_steps: u32,
     /// Verlet: relaxation passes per step (003).
     pub verlet_passes: u32,
