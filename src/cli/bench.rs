@@ -67,152 +67,59 @@ pub struct Config {
     pub limit_passes: u32,
 }
 
+/// A configuration with no cap, no Verlet passes, one step per 1/30 s and default
+/// strain-limit passes; the methods below change one of those.
+const fn row(label: &'static str, solver: SolverKind, tolerance: f64) -> Config {
+    Config {
+        label,
+        solver,
+        tolerance,
+        max_iterations: 0,
+        verlet_passes: 0,
+        substeps: 1,
+        limit_passes: 0,
+    }
+}
+
+impl Config {
+    const fn cap(mut self, max_iterations: u32) -> Config {
+        self.max_iterations = max_iterations;
+        self
+    }
+    const fn verlet(mut self, passes: u32) -> Config {
+        self.verlet_passes = passes;
+        self
+    }
+    const fn substeps(mut self, substeps: u32) -> Config {
+        self.substeps = substeps;
+        self
+    }
+    const fn limit_passes(mut self, passes: u32) -> Config {
+        self.limit_passes = passes;
+        self
+    }
+}
+
 /// The configurations of `bench paper`.
 pub const CONFIGS: &[Config] = &[
-    Config {
-        label: "iterative 1e-1",
-        solver: SolverKind::Iterative,
-        tolerance: 1.000000e-01,
-        max_iterations: 0,
-        verlet_passes: 0,
-        substeps: 1,
-        limit_passes: 0,
-    },
-    Config {
-        label: "iterative 1e-2",
-        solver: SolverKind::Iterative,
-        tolerance: 1.000000e-02,
-        max_iterations: 0,
-        verlet_passes: 0,
-        substeps: 1,
-        limit_passes: 0,
-    },
-    Config {
-        label: "iterative 1e-3",
-        solver: SolverKind::Iterative,
-        tolerance: 1.000000e-03,
-        max_iterations: 0,
-        verlet_passes: 0,
-        substeps: 1,
-        limit_passes: 0,
-    },
-    Config {
-        label: "iterative 1e-4",
-        solver: SolverKind::Iterative,
-        tolerance: 1.000000e-04,
-        max_iterations: 0,
-        verlet_passes: 0,
-        substeps: 1,
-        limit_passes: 0,
-    },
-    Config {
-        label: "iterative cap 5",
-        solver: SolverKind::Iterative,
-        tolerance: 1.000000e-04,
-        max_iterations: 5,
-        verlet_passes: 0,
-        substeps: 1,
-        limit_passes: 0,
-    },
-    Config {
-        label: "sle 1e-6",
-        solver: SolverKind::Sle,
-        tolerance: 1.000000e-06,
-        max_iterations: 0,
-        verlet_passes: 0,
-        substeps: 1,
-        limit_passes: 0,
-    },
-    Config {
-        label: "newton 1e-4",
-        solver: SolverKind::Newton,
-        tolerance: 1e-4,
-        max_iterations: 0,
-        verlet_passes: 0,
-        substeps: 1,
-        limit_passes: 0,
-    },
-    Config {
-        label: "newton 1e-6",
-        solver: SolverKind::Newton,
-        tolerance: 1e-6,
-        max_iterations: 0,
-        verlet_passes: 0,
-        substeps: 1,
-        limit_passes: 0,
-    },
-    Config {
-        label: "sle 1e-6 x16 substeps",
-        solver: SolverKind::Sle,
-        tolerance: 1.000000e-06,
-        max_iterations: 0,
-        verlet_passes: 0,
-        substeps: 16,
-        limit_passes: 0,
-    },
-    Config {
-        label: "iterative 1e-4 x16 substeps",
-        solver: SolverKind::Iterative,
-        tolerance: 1.000000e-04,
-        max_iterations: 0,
-        verlet_passes: 0,
-        substeps: 16,
-        limit_passes: 0,
-    },
-    Config {
-        label: "strips 1e-2",
-        solver: SolverKind::Strips,
-        tolerance: 1e-2,
-        max_iterations: 0,
-        verlet_passes: 0,
-        substeps: 1,
-        limit_passes: 0,
-    },
-    Config {
-        label: "strips 1e-4",
-        solver: SolverKind::Strips,
-        tolerance: 1e-4,
-        max_iterations: 0,
-        verlet_passes: 0,
-        substeps: 1,
-        limit_passes: 0,
-    },
-    Config {
-        label: "verlet 5",
-        solver: SolverKind::Verlet,
-        tolerance: 1.000000e-04,
-        max_iterations: 0,
-        verlet_passes: 5,
-        substeps: 1,
-        limit_passes: 0,
-    },
-    Config {
-        label: "verlet 20",
-        solver: SolverKind::Verlet,
-        tolerance: 1.000000e-04,
-        max_iterations: 0,
-        verlet_passes: 20,
-        substeps: 1,
-        limit_passes: 0,
-    },
-    Config {
-        label: "strain-limit 001",
-        solver: SolverKind::StrainLimit,
-        tolerance: 1e-3,
-        max_iterations: 0,
-        verlet_passes: 0,
-        substeps: 1,
-        limit_passes: 1,
-    },
-    Config {
-        label: "strain-limit x10 substeps",
-        solver: SolverKind::StrainLimit,
-        tolerance: 1e-3,
-        max_iterations: 0,
-        verlet_passes: 0,
-        substeps: 10,
-        limit_passes: 4,
-    },
+    row("iterative 1e-1", SolverKind::Iterative, 1e-1),
+    row("iterative 1e-2", SolverKind::Iterative, 1e-2),
+    row("iterative 1e-3", SolverKind::Iterative, 1e-3),
+    row("iterative 1e-4", SolverKind::Iterative, 1e-4),
+    row("iterative cap 5", SolverKind::Iterative, 1e-4).cap(5),
+    row("sle 1e-6", SolverKind::Sle, 1e-6),
+    row("newton 1e-4", SolverKind::Newton, 1e-4),
+    row("newton 1e-6", SolverKind::Newton, 1e-6),
+    row("sle 1e-6 x16 substeps", SolverKind::Sle, 1e-6).substeps(16),
+    row("iterative 1e-4 x16 substeps", SolverKind::Iterative, 1e-4).substeps(16),
+    row("strips 1e-2", SolverKind::Strips, 1e-2),
+    row("strips 1e-4", SolverKind::Strips, 1e-4),
+    row("verlet 5", SolverKind::Verlet, 1e-4).verlet(5),
+    row("verlet 20", SolverKind::Verlet, 1e-4).verlet(20),
+    row("strain-limit 001", SolverKind::StrainLimit, 1e-3).limit_passes(1),
+    row("strain-limit x10 substeps", SolverKind::StrainLimit, 1e-3)
+        .substeps(10)
+        .limit_passes(4),
 ];
 
 /// The paper's per-step figure in ms for a configuration and grid, where 004 §4 gives one
