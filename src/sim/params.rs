@@ -510,6 +510,12 @@ impl SimParams {
             self.max_iterations.min(self.hard_cap)
         }
     }
+
+    /// A solver's own per-pass limit (SLE solves, Newton steps, predictor sweeps) under the
+    /// iteration cap, and at least 1.
+    pub fn capped(&self, limit: u32) -> u32 {
+        limit.min(self.effective_cap()).max(1)
+    }
 }
 
 fn rename(e: SimError, name: &'static str) -> SimError {

@@ -60,7 +60,7 @@ use glam::DVec3;
 use super::sle::SleSolver;
 use super::sle::factor::{Factor, SupernodalChoice};
 use super::strips::StripsSolver;
-use super::{Solver, SolverKind, StepCtx, iterative};
+use super::{Solver, SolverKind, StepCtx};
 use crate::sim::cloth::Cloth;
 use crate::sim::kernels::preview;
 
@@ -227,7 +227,7 @@ impl NewtonSolver {
     /// Newton needs fewer steps from there (measured in the README). The cloth's
     /// velocities are left as they were: only the starting point changes.
     fn predict(&mut self, ctx: &mut StepCtx<'_>) {
-        let sweeps = PREDICTOR_SWEEPS.min(ctx.params.effective_cap());
+        let sweeps = ctx.params.capped(PREDICTOR_SWEEPS);
         let mut params = ctx.params.clone();
         params.max_iterations = sweeps;
         self.saved_v.clone_from(&ctx.cloth.particles.v);
@@ -241,9 +241,10 @@ impl NewtonSolver {
         };
         self.polish.sweeps(&mut sub, false);
         let p = &mut ctx.cloth.particles;
-        for i in 0..p.x.len() {
-            self.x[i] = preview(p.x[i], p.v[i], ctx.accel[i], ctx.params.dt);
-        }
+        let h = ctx.params.dt;
+        self.x.clear();
+        self.x
+            .extend((0..p.x.len()).map(|i| preview(p.x[i], p.v[i], ctx.accel[i], h)));
         p.v.clone_from(&self.saved_v);
     }
 
@@ -364,17 +365,6 @@ impl NewtonSolver {
             self.x[p as usize] += dx(p);
         }
     }
-
-    /// Finish an unconverged (or failed) position pass with strips (002), as the SLE does.
-    fn finish_with_strips(&mut self, ctx: &mut StepCtx<'_>) {
-        let tol = ctx.params.tolerance;
-        let cap = ctx.params.effective_cap();
-        let (sweeps, _) = self.polish.sweeps(ctx, false);
-        let residual = iterative::preview_max_strain(ctx.cloth, ctx.accel, ctx.params.dt);
-        ctx.stats.polish_sweeps = sweeps;
-        ctx.stats
-            .set_position_outcome(residual, residual <= tol, cap == ctx.params.hard_cap);
-    }
 }
 
 impl Solver for NewtonSolver {
@@ -393,7 +383,7 @@ impl Solver for NewtonSolver {
         }
         if self.factor.is_none() {
             ctx.stats.fell_back = true;
-            self.finish_with_strips(ctx);
+            self.polish.finish_position_pass(ctx);
             return;
         }
         {
@@ -402,7 +392,6 @@ impl Solver for NewtonSolver {
             self.target
                 .extend((0..p.x.len()).map(|i| preview(p.x[i], p.v[i], ctx.accel[i], h)));
         }
-        self.x.clone_from(&self.target);
         self.predict(ctx);
         self.c.resize(nrows, 0.0);
         self.dirs.resize(nrows, DVec3::ZERO);
@@ -420,11 +409,7 @@ impl Solver for NewtonSolver {
                 PENALTY / (k[a as usize] + k[b as usize])
             }));
         }
-        let max_solves = ctx
-            .params
-            .newton_max_steps
-            .min(ctx.params.effective_cap())
-            .max(1);
+        let max_solves = ctx.params.capped(ctx.params.newton_max_steps);
         let mut solves = 0;
         let mut worst = self.measure(ctx.cloth);
         let start = worst.unwrap_or(f64::INFINITY);
@@ -435,17 +420,13 @@ impl Solver for NewtonSolver {
             }
             self.gradient(ctx.cloth);
             self.assemble(ctx.cloth);
-            let factored = match &mut self.factor {
-                Some(f) => f.numeric(&self.values).is_ok(),
-                None => false,
-            };
-            if !factored {
+            // `factor` is Some here: a failed symbolic analysis returned above.
+            let Some(f) = self.factor.as_mut() else { break };
+            if f.numeric(&self.values).is_err() {
                 ok = false;
                 break;
             }
-            if let Some(f) = &mut self.factor {
-                f.solve_in_place(&mut self.rhs);
-            }
+            f.solve_in_place(&mut self.rhs);
             self.take_step(ctx.cloth);
             solves += 1;
             worst = self.measure(ctx.cloth);
@@ -460,7 +441,7 @@ impl Solver for NewtonSolver {
             // step; the multipliers are not to be trusted next step either.
             s.fell_back = true;
             self.lambda.iter_mut().for_each(|l| *l = 0.0);
-            self.finish_with_strips(ctx);
+            self.polish.finish_position_pass(ctx);
             return;
         };
         // The velocity change that takes the preview to x (an impulse per particle).
@@ -471,7 +452,7 @@ impl Solver for NewtonSolver {
         }
         ctx.stats.set_position_outcome(worst, worst <= tol, false);
         if !ctx.stats.converged {
-            self.finish_with_strips(ctx);
+            self.polish.finish_position_pass(ctx);
         }
     }
 

@@ -243,6 +243,23 @@ impl StripsSolver {
     }
 }
 
+impl StripsSolver {
+    /// Finish a direct solver's unconverged position pass with strips sweeps: record the
+    /// sweeps as `polish_sweeps` and the outcome from the previewed strain they leave.
+    /// Used by the SLE and Newton solvers.
+    pub(crate) fn finish_position_pass(&mut self, ctx: &mut StepCtx<'_>) {
+        let cap = ctx.params.effective_cap();
+        let (sweeps, _) = self.sweeps(ctx, false);
+        let residual = iterative::preview_max_strain(ctx.cloth, ctx.accel, ctx.params.dt);
+        ctx.stats.polish_sweeps = sweeps;
+        ctx.stats.set_position_outcome(
+            residual,
+            residual <= ctx.params.tolerance,
+            cap == ctx.params.hard_cap,
+        );
+    }
+}
+
 impl Solver for StripsSolver {
     fn kind(&self) -> SolverKind {
         SolverKind::Strips

@@ -341,11 +341,7 @@ impl Solver for SleSolver {
             self.total.resize(nrows, 0.0);
         }
         let mut factorizations = 1;
-        let max_solves = ctx
-            .params
-            .sle_max_solves
-            .min(ctx.params.effective_cap())
-            .max(1);
+        let max_solves = ctx.params.capped(ctx.params.sle_max_solves);
         let mut solves = 0;
         let mut prev_worst = f64::INFINITY;
         let mut prev_merit = f64::INFINITY;
@@ -409,13 +405,7 @@ impl Solver for SleSolver {
             // step): finish with strips (002), whose chain solves are exact and whose block
             // Gauss–Seidel cannot diverge, so an unconverged SLE step never leaves more error
             // than the strips solver would.
-            let cap = ctx.params.effective_cap();
-            let (sweeps, _) = self.polish.sweeps(ctx, false);
-            let residual = iterative::preview_max_strain(ctx.cloth, ctx.accel, ctx.params.dt);
-            let converged = residual <= tol;
-            ctx.stats.polish_sweeps = sweeps;
-            ctx.stats
-                .set_position_outcome(residual, converged, cap == ctx.params.hard_cap);
+            self.polish.finish_position_pass(ctx);
         }
     }
 
@@ -437,11 +427,7 @@ impl Solver for SleSolver {
         }
         let h = ctx.params.dt;
         let tol = ctx.params.tolerance;
-        let max_solves = ctx
-            .params
-            .sle_max_solves
-            .min(ctx.params.effective_cap())
-            .max(1);
+        let max_solves = ctx.params.capped(ctx.params.sle_max_solves);
         let mut solves = 0;
         let mut prev_worst = f64::INFINITY;
         loop {
