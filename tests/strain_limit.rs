@@ -124,8 +124,11 @@ fn the_impulse_system_is_positive_definite_for_random_states() {
             let stats = w.step(s.as_mut()).unwrap();
             assert!(!stats.fell_back, "trial {trial}: not positive definite");
             assert!(stats.sle_solves > 0, "trial {trial}: nothing was solved");
+            // Scrambled states give A_c condition numbers near 1e10: a backward-stable
+            // Cholesky leaves relative residuals up to ≈ 1e-6 there (measured 1.1e-6 at
+            // worst over these trials; a wrong factor gives O(1)).
             assert!(
-                stats.sle_residual < 1e-6,
+                stats.sle_residual < 1e-5,
                 "trial {trial}: residual {}",
                 stats.sle_residual
             );

@@ -199,6 +199,12 @@ pub struct NewtonSolver {
     rhs: Vec<f64>,
     /// The cloth's velocities while the predictor runs.
     saved_v: Vec<DVec3>,
+    /// Last step's position change x − x̃ of each particle (zero for static ones): the net
+    /// effect of its constraint impulses, the predictor's starting guess for this step's.
+    last_shift: Vec<DVec3>,
+    /// The step `last_shift` belongs to: it is used only by the step right after it (not
+    /// after a solver switch or a rebuilt world).
+    last_step: Option<u64>,
     velocity: SleSolver,
     polish: StripsSolver,
 }
@@ -222,15 +228,31 @@ impl NewtonSolver {
         true
     }
 
-    /// Start x from a few strips sweeps (002) instead of the bare preview: the exact chain
-    /// solves undo most of the step's rotation for a fraction of a factorisation, and
-    /// Newton needs fewer steps from there (measured in the README). The cloth's
+    /// Start x from a few strips sweeps (002) on the preview shifted by last step's net
+    /// constraint impulses (`last_shift`). A hanging or swinging cloth needs much the same
+    /// impulses every step, so the shifted preview is already close to the answer (the
+    /// plain preview lets the whole cloth fall by ½gh², 27 % of the spacing at 50×50);
+    /// the exact chain solves then take out most of what remains for a fraction of a
+    /// factorisation. Measured on the 004 §4 scene at 1e-4 (README): 5.4 Newton steps per
+    /// time step from the strips-on-preview start, 3.1 from this one. The cloth's
     /// velocities are left as they were: only the starting point changes.
     fn predict(&mut self, ctx: &mut StepCtx<'_>) {
         let sweeps = ctx.params.capped(PREDICTOR_SWEEPS);
         let mut params = ctx.params.clone();
         params.max_iterations = sweeps;
         self.saved_v.clone_from(&ctx.cloth.particles.v);
+        let next = self
+            .last_step
+            .is_some_and(|s| s.wrapping_add(1) == ctx.stats.step);
+        if next && self.last_shift.len() == ctx.cloth.len() {
+            let h = ctx.params.dt;
+            let p = &mut ctx.cloth.particles;
+            for ((v, d), &k) in p.v.iter_mut().zip(&self.last_shift).zip(&p.inv_mass) {
+                if k > 0.0 {
+                    *v += *d / h;
+                }
+            }
+        }
         let mut sub = StepCtx {
             cloth: &mut *ctx.cloth,
             params: &params,
@@ -415,7 +437,10 @@ impl Solver for NewtonSolver {
         let start = worst.unwrap_or(f64::INFINITY);
         let mut ok = true;
         while let Some(w) = worst {
-            if w <= tol || solves >= max_solves {
+            // At least one Newton step, even when the predictor alone met the tolerance: it
+            // brings the multipliers up to date, and a step that skipped it left the next
+            // one 15–20 Newton steps from stale multipliers (measured).
+            if (w <= tol && solves > 0) || solves >= max_solves {
                 break;
             }
             self.gradient(ctx.cloth);
@@ -435,20 +460,26 @@ impl Solver for NewtonSolver {
         s.position_iterations = solves;
         s.sle_factorizations = solves + u32::from(!ok);
         s.sle_solves = solves;
-        let Some(worst) = worst.filter(|&w| ok && w.is_finite() && w <= start) else {
+        let Some(worst) = worst.filter(|&w| ok && w.is_finite() && w <= start.max(tol)) else {
             // A collapsed constraint, a matrix that lost definiteness, or Newton steps that
             // left the preview worse than they found it: keep the preview, let strips do the
             // step; the multipliers are not to be trusted next step either.
             s.fell_back = true;
             self.lambda.iter_mut().for_each(|l| *l = 0.0);
+            self.last_shift.clear();
             self.polish.finish_position_pass(ctx);
             return;
         };
         // The velocity change that takes the preview to x (an impulse per particle).
         let p = &mut ctx.cloth.particles;
+        self.last_shift.clear();
+        self.last_shift.resize(p.len(), DVec3::ZERO);
+        self.last_step = Some(ctx.stats.step);
         for &q in &self.pattern.particle {
             let q = q as usize;
-            p.v[q] += (self.x[q] - self.target[q]) / h;
+            let shift = self.x[q] - self.target[q];
+            p.v[q] += shift / h;
+            self.last_shift[q] = shift;
         }
         ctx.stats.set_position_outcome(worst, worst <= tol, false);
         if !ctx.stats.converged {

@@ -1,6 +1,12 @@
 //! faer's sparse Cholesky behind a small interface: symbolic analysis (AMD ordering)
 //! once per pattern, numeric LLᵀ per step into persistent buffers, and in-place solves
 //! that reuse one factor (001 §7).
+//!
+//! The AMD permutation is applied here, not by faer: the permuted pattern and, for every
+//! entry of the caller's matrix, its place in the permuted one are computed once with the
+//! symbolic analysis, so a numeric factorisation starts with one gather instead of faer
+//! re-permuting (and re-counting) the whole matrix every time — measured, that rebuild was
+//! 6–7 % of a Newton time step at 50×50.
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::sparse::linalg::SupernodalThreshold;
@@ -39,8 +45,19 @@ pub struct NotPositiveDefinite;
 /// A symbolic factorisation with its numeric buffers.
 pub struct Factor {
     n: usize,
+    /// The permuted lower-triangle pattern that faer factorises (identity ordering).
     col_ptr: Vec<usize>,
     row_idx: Vec<usize>,
+    /// For each entry of the caller's pattern, its index in the permuted one.
+    scatter: Vec<usize>,
+    /// New index of each old unknown, and old index of each new one.
+    new_of_old: Vec<usize>,
+    old_of_new: Vec<usize>,
+    /// Which triangle of the permuted matrix is stored (the one faer's kernel reads).
+    side: Side,
+    /// The permuted matrix values, and the permuted right-hand side of a solve.
+    values: Vec<f64>,
+    work: Vec<f64>,
     symbolic: SymbolicCholesky<usize>,
     l_values: Vec<f64>,
     factor_mem: MemBuffer,
@@ -69,17 +86,39 @@ impl Factor {
             SupernodalChoice::Simplicial => SupernodalThreshold::FORCE_SIMPLICIAL,
             SupernodalChoice::Supernodal => SupernodalThreshold::FORCE_SUPERNODAL,
         };
+        let params = CholeskySymbolicParams {
+            supernodal_flop_ratio_threshold: threshold,
+            ..Default::default()
+        };
         let pattern = SymbolicSparseColMatRef::new_checked(n, n, col_ptr, None, row_idx);
-        let symbolic = factorize_symbolic_cholesky(
-            pattern,
-            Side::Lower,
-            SymmetricOrdering::Amd,
-            CholeskySymbolicParams {
-                supernodal_flop_ratio_threshold: threshold,
-                ..Default::default()
-            },
-        )
-        .ok()?;
+        // The AMD ordering alone (no numeric work follows from this analysis).
+        let ordered =
+            factorize_symbolic_cholesky(pattern, Side::Lower, SymmetricOrdering::Amd, params)
+                .ok()?;
+        let old_of_new: Vec<usize> = match ordered.perm() {
+            Some(perm) => perm.arrays().0.to_vec(),
+            None => (0..n).collect(),
+        };
+        let mut new_of_old = vec![0; n];
+        for (new, &old) in old_of_new.iter().enumerate() {
+            new_of_old[old] = new;
+        }
+        // faer's analysis with the identity ordering reads the upper triangle; its
+        // supernodal numeric kernel reads the lower one, its simplicial kernel the upper.
+        let (u_col_ptr, u_row_idx, u_scatter) =
+            permute_triangle(n, col_ptr, row_idx, &new_of_old, Side::Upper);
+        let pattern = SymbolicSparseColMatRef::new_checked(n, n, &u_col_ptr, None, &u_row_idx);
+        let symbolic =
+            factorize_symbolic_cholesky(pattern, Side::Upper, SymmetricOrdering::Identity, params)
+                .ok()?;
+        let side = match symbolic.raw() {
+            faer::sparse::linalg::cholesky::SymbolicCholeskyRaw::Supernodal(_) => Side::Lower,
+            faer::sparse::linalg::cholesky::SymbolicCholeskyRaw::Simplicial(_) => Side::Upper,
+        };
+        let (p_col_ptr, p_row_idx, scatter) = match side {
+            Side::Upper => (u_col_ptr, u_row_idx, u_scatter),
+            Side::Lower => permute_triangle(n, col_ptr, row_idx, &new_of_old, Side::Lower),
+        };
         let par = Par::Seq;
         let factor_mem =
             MemBuffer::new(symbolic.factorize_numeric_llt_scratch::<f64>(par, Default::default()));
@@ -87,8 +126,14 @@ impl Factor {
         let l_values = vec![0.0; symbolic.len_val()];
         Some(Factor {
             n,
-            col_ptr: col_ptr.to_vec(),
-            row_idx: row_idx.to_vec(),
+            values: vec![0.0; p_row_idx.len()],
+            work: vec![0.0; n],
+            col_ptr: p_col_ptr,
+            row_idx: p_row_idx,
+            scatter,
+            side,
+            new_of_old,
+            old_of_new,
             symbolic,
             l_values,
             factor_mem,
@@ -111,6 +156,9 @@ impl Factor {
         if values.iter().any(|v| !v.is_finite()) {
             return Err(NotPositiveDefinite);
         }
+        for (&v, &to) in values.iter().zip(&self.scatter) {
+            self.values[to] = v;
+        }
         let pattern = SymbolicSparseColMatRef::new_checked(
             self.n,
             self.n,
@@ -118,11 +166,11 @@ impl Factor {
             None,
             &self.row_idx,
         );
-        let a = SparseColMatRef::new(pattern, values);
+        let a = SparseColMatRef::new(pattern, &self.values);
         let r = self.symbolic.factorize_numeric_llt(
             &mut self.l_values,
             a,
-            Side::Lower,
+            self.side,
             Default::default(),
             Par::Seq,
             MemStack::new(&mut self.factor_mem),
@@ -137,15 +185,63 @@ impl Factor {
         if !self.valid {
             return;
         }
+        for (w, &old) in self.work.iter_mut().zip(&self.old_of_new) {
+            *w = b[old];
+        }
         let llt = LltRef::new(&self.symbolic, &self.l_values);
         let n = self.n;
         llt.solve_in_place_with_conj(
             Conj::No,
-            MatMut::from_column_major_slice_mut(b, n, 1),
+            MatMut::from_column_major_slice_mut(&mut self.work, n, 1),
             Par::Seq,
             MemStack::new(&mut self.solve_mem),
         );
+        for (x, &new) in b.iter_mut().zip(&self.new_of_old) {
+            *x = self.work[new];
+        }
     }
+}
+
+/// One triangle (`side`) of P A Pᵀ (`new_of_old` maps old to new indices) in compressed
+/// columns with sorted rows, and for every entry of the given triangle of A its index
+/// there.
+fn permute_triangle(
+    n: usize,
+    col_ptr: &[usize],
+    row_idx: &[usize],
+    new_of_old: &[usize],
+    side: Side,
+) -> (Vec<usize>, Vec<usize>, Vec<usize>) {
+    // (new column, new row, old entry) for every entry, each kept in the lower triangle.
+    let mut entries: Vec<(usize, usize, usize)> = Vec::with_capacity(row_idx.len());
+    for j in 0..n {
+        for (k, &i) in row_idx
+            .iter()
+            .enumerate()
+            .take(col_ptr[j + 1])
+            .skip(col_ptr[j])
+        {
+            let (a, b) = (new_of_old[i], new_of_old[j]);
+            let (lo, hi) = (a.min(b), a.max(b));
+            entries.push(match side {
+                Side::Lower => (lo, hi, k),
+                Side::Upper => (hi, lo, k),
+            });
+        }
+    }
+    entries.sort_unstable();
+    let mut p_col_ptr = vec![0; n + 1];
+    let mut p_row_idx = Vec::with_capacity(entries.len());
+    let mut scatter = vec![0; entries.len()];
+    for (at, &(col, row, k)) in entries.iter().enumerate() {
+        p_col_ptr[col + 1] += 1;
+        p_row_idx.push(row);
+        scatter[k] = at;
+    }
+    for j in 0..n {
+        p_col_ptr[j + 1] += p_col_ptr[j];
+    }
+    (p_col_ptr, p_row_idx, scatter)
 }
 
 impl std::fmt::Debug for Factor {
