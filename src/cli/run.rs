@@ -76,6 +76,10 @@ pub struct RunArgs {
     /// Move the pins inward by this fraction of the edge (the cloth starts bent, unstretched).
     #[arg(long, default_value_t = 0.0, value_parser = non_negative)]
     pub slack: f64,
+    /// Do not hold taut chains (rows or columns pulled straight between two pins at exactly
+    /// their rest length) static; solve their particles like the others.
+    #[arg(long)]
+    pub no_taut_lock: bool,
     /// Gravity x,y,z in m/s².
     #[arg(long, default_value = "0,-9.81,0", allow_hyphen_values = true)]
     pub gravity: Vec3Arg,
@@ -217,6 +221,10 @@ pub struct Report {
     pub capped_steps: u64,
     /// SLE steps that fell back to the iterative solver.
     pub fallback_steps: u64,
+    /// Whether taut chains were held static (`--no-taut-lock` turns it off).
+    pub taut_lock: bool,
+    /// Most particles held static as part of a taut chain in any step.
+    pub locked_particles: u32,
     /// Error that stopped the run, if any.
     pub error: Option<String>,
     /// Positions after the last completed step.
@@ -244,6 +252,7 @@ pub fn build_world(args: &RunArgs) -> Result<World, String> {
         verlet_passes: args.verlet_passes,
         sle_max_solves: args.max_solves,
         newton_max_steps: args.newton_steps,
+        lock_taut_chains: !args.no_taut_lock,
         ..SimParams::default()
     };
     params.strain_limits.stretch = args.limit_stretch;
@@ -332,6 +341,7 @@ pub fn step_frame(
         total.sle_solves += s.sle_solves;
         total.sle_factorizations += s.sle_factorizations;
         total.polish_sweeps += s.polish_sweeps;
+        total.locked_particles = total.locked_particles.max(s.locked_particles);
         total.max_strain = total.max_strain.max(s.max_strain);
         total.mean_strain = s.mean_strain;
         total.position_residual = total.position_residual.max(s.position_residual);
@@ -379,6 +389,8 @@ pub fn simulate(
         max_strain: 0.0,
         capped_steps: 0,
         fallback_steps: 0,
+        taut_lock: world.params.lock_taut_chains,
+        locked_particles: 0,
         error: None,
         final_positions: vec![],
         strain_limit: (args.solver == SolverKind::StrainLimit).then(|| LimitSummary {
@@ -429,6 +441,7 @@ pub fn simulate(
         }
         report.capped_steps += u64::from(stats.ended_outside(world.params.tolerance));
         report.fallback_steps += stats.fell_back as u64;
+        report.locked_particles = report.locked_particles.max(stats.locked_particles);
         report.steps += 1;
         if let Some(k) = every.or(args.obj_dir.as_ref().map(|_| 1))
             && report.steps.is_multiple_of(k)

@@ -17,6 +17,7 @@ pub mod params;
 pub mod scene;
 pub mod solver;
 pub mod stats;
+pub mod taut;
 
 use std::time::Instant;
 
@@ -59,6 +60,8 @@ pub struct World {
     saved_ball: Option<Ball>,
     ball_end: Option<Ball>,
     current: Option<StepStats>,
+    /// Particles made static because they lie inside a taut chain ([`taut`]).
+    locked: Vec<usize>,
 }
 
 impl World {
@@ -79,6 +82,7 @@ impl World {
             saved_ball: None,
             ball_end: None,
             current: None,
+            locked: Vec::new(),
         })
     }
 
@@ -130,6 +134,43 @@ impl World {
                 p.inv_mass[g.particle] = p.base_inv_mass[g.particle];
             }
             self.cloth.static_version += 1;
+        }
+    }
+
+    /// Particles currently static because they lie inside a taut chain ([`taut`]).
+    pub fn locked_particles(&self) -> &[usize] {
+        &self.locked
+    }
+
+    /// Lock the particles of the cloth's taut chains (static, on the straight chain, at
+    /// rest) and release those no longer in one; with `enabled` false, release all.
+    fn update_taut_chains(&mut self, enabled: bool) {
+        let held = self.grab.map(|g| g.particle);
+        let chains = if enabled {
+            taut::taut_chain_particles(&self.cloth, held)
+        } else {
+            Vec::new()
+        };
+        let p = &mut self.cloth.particles;
+        let same = chains.len() == self.locked.len()
+            && chains.iter().zip(&self.locked).all(|(&(i, _), &j)| i == j);
+        if !same {
+            for &i in &self.locked {
+                if i < p.len() && !p.pinned[i] && Some(i) != held {
+                    p.inv_mass[i] = p.base_inv_mass[i];
+                }
+            }
+            self.locked.clear();
+            for &(i, at) in &chains {
+                p.x[i] = at;
+                self.locked.push(i);
+            }
+            self.cloth.static_version += 1;
+        }
+        let p = &mut self.cloth.particles;
+        for &i in &self.locked {
+            p.inv_mass[i] = 0.0;
+            p.v[i] = DVec3::ZERO;
         }
     }
 
@@ -198,6 +239,10 @@ impl World {
         let h = self.params.dt;
         match phase {
             Phase::Forces => {
+                let lock = self.params.lock_taut_chains && solver.kind().is_inextensible();
+                self.update_taut_chains(lock);
+                let stats = self.current.as_mut().expect("step in progress");
+                stats.locked_particles = self.locked.len() as u32;
                 if let Some(g) = self.grab {
                     let p = &mut self.cloth.particles;
                     p.inv_mass[g.particle] = 0.0;

@@ -188,6 +188,17 @@ pub struct SimParams {
     /// Strain-limit solver (001): limits and in-limit spring.
     #[serde(default)]
     pub strain_limits: StrainLimits,
+    /// Treat the particles of taut chains — straight runs of constraints held at exactly
+    /// their rest length between two pins, such as the 004 §4 scene's far edge — as static,
+    /// which is where the exact solution keeps them ([`crate::sim::taut`]). Inextensible
+    /// solvers only: the strain-limit solver lets such a chain stretch, so it never locks.
+    /// Off, such a chain sags within the tolerance and makes every solver crawl.
+    #[serde(default = "yes")]
+    pub lock_taut_chains: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Default for SimParams {
@@ -217,6 +228,7 @@ impl Default for SimParams {
             verlet_passes: 10,
             verlet_damping: 0.01,
             strain_limits: StrainLimits::default(),
+            lock_taut_chains: true,
         }
     }
 }

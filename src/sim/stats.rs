@@ -115,6 +115,9 @@ pub struct StepStats {
     pub sle_factorizations: u32,
     /// SLE: Gauss–Seidel sweeps that finished a position pass the SLE left unconverged.
     pub polish_sweeps: u32,
+    /// Particles held static this step because they lie inside a taut chain
+    /// ([`crate::sim::taut`]).
+    pub locked_particles: u32,
     /// SLE: whether the symbolic analysis was redone this step (topology or pins changed).
     pub sle_symbolic: bool,
     /// The position pass met the tolerance.
@@ -172,6 +175,7 @@ impl StepStats {
             sle_solves: 0,
             sle_residual: 0.0,
             sle_factorizations: 0,
+            locked_particles: 0,
             polish_sweeps: 0,
             sle_symbolic: false,
             converged: false,

@@ -140,6 +140,13 @@ fn panel(
                     .on_hover_text("Newton steps per position pass before strips finish it");
                 ui.add(egui::Slider::new(&mut p.verlet_passes, 1..=200).text("Verlet passes"));
                 ui.checkbox(&mut p.velocity_pass, "velocity pass (eq. 3)");
+                ui.checkbox(&mut p.lock_taut_chains, "hold taut chains static")
+                    .on_hover_text(
+                        "a row or column pulled straight between two pins at exactly its rest \
+                         length can only stay where it is: hold its particles static (the exact \
+                         solution) instead of letting it sag within the tolerance, which makes \
+                         every solver crawl (not used by the strain-limit solver)",
+                    );
                 ui.separator();
                 ui.heading("Scene");
                 let mut preset = state.scene.preset;
@@ -267,6 +274,9 @@ fn panel(
                 if let Some(s) = state.history.back() {
                     ui.label(format!("step {}: {:.2} ms ({} / {} iterations)", s.step, s.timings.total().as_secs_f64() * 1e3, s.position_iterations, s.velocity_iterations));
                     ui.label(format!("max strain {:.2e}, mean {:.2e}", s.max_strain, s.mean_strain));
+                    if s.locked_particles > 0 {
+                        ui.label(format!("{} particles held static in taut chains", s.locked_particles));
+                    }
                     ui.label(if s.converged {
                         "tolerance met".to_string()
                     } else if s.hard_capped {

@@ -34,8 +34,8 @@
 //! Newton step, 001 §7). Full steps, no line search: measured, a backtracking search on
 //! the augmented Lagrangian only slowed convergence. The multipliers are warm-started from
 //! the previous step — a hanging cloth needs much the same impulses every step — and x
-//! from a few strips sweeps (002) on the preview, which take out much of the step's
-//! rotation for a fraction of a factorisation.
+//! from a few strips sweeps (002) on the preview shifted by last step's net impulses,
+//! which take out much of the step's rotation for a fraction of a factorisation.
 //!
 //! At the fixed point C = 0 and M(x − x̃) = −Jᵀλ: the velocity change (x − x̃)/h is an
 //! impulse along each constraint's end-of-step direction, equal and opposite on its two
@@ -46,7 +46,10 @@
 //! pins at exactly its rest length (the 004 §4 scene) the constraint Jacobian is rank
 //! deficient along the row (LICQ fails: the row's lengths can only change to second
 //! order), so there Newton too converges linearly, by a factor of about 3–5 per
-//! iteration — still far fewer iterations than the SLE's linear rate. A step that has not
+//! iteration — still far fewer iterations than the SLE's linear rate. By default the
+//! world holds such a row static ([`crate::sim::taut`], its exact solution), which
+//! restores quadratic convergence: 50×50 at 1e-6 in about 2 Newton steps a time step
+//! instead of 7. A step that has not
 //! met the tolerance after `newton_max_steps` Newton steps is finished by strips (002), and
 //! one whose factorisation fails (a collapsed constraint) is done by strips alone and
 //! flagged `fell_back`.
