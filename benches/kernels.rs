@@ -2,8 +2,8 @@
 #![allow(missing_docs)]
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use impulse_cloth::sim::solver::SleSolver;
 use impulse_cloth::sim::solver::iterative::{self, Scratch};
+use impulse_cloth::sim::solver::{FillOrdering, SleSolver};
 use impulse_cloth::sim::{ScenePreset, SceneSpec, SimParams, SolverKind, World};
 
 fn world(n: usize, tol: f64) -> World {
@@ -44,6 +44,14 @@ fn benches(c: &mut Criterion) {
             });
             c.bench_function(&format!("sle_solve_{n}x{n}"), |b| {
                 b.iter(|| sle.kernel_solve())
+            });
+            // The same matrix in faer's AMD order instead of nested dissection.
+            let mut amd = SleSolver::default();
+            amd.ordering = FillOrdering::Amd;
+            amd.kernel_prepare(&w.cloth, &accel, w.params.dt);
+            amd.kernel_assemble(&w.cloth);
+            c.bench_function(&format!("sle_numeric_factorisation_amd_{n}x{n}"), |b| {
+                b.iter(|| assert!(amd.kernel_factorize()))
             });
         }
         {

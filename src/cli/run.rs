@@ -121,7 +121,7 @@ pub struct LimitSummary {
     pub worst_excess: f64,
     /// Steps that solved a system.
     pub solved_steps: u64,
-    /// Steps that redid the AMD ordering and symbolic factorisation (001 §7).
+    /// Steps that redid the fill-reducing ordering and symbolic factorisation (001 §7).
     pub symbolic_analyses: u64,
 }
 

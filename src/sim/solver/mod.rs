@@ -22,7 +22,7 @@ pub mod verlet;
 
 pub use iterative::IterativeSolver;
 pub use newton::NewtonSolver;
-pub use sle::{SleSolver, SupernodalChoice};
+pub use sle::{FillOrdering, SleSolver, SupernodalChoice};
 pub use strain_limit::StrainLimitSolver;
 pub use strips::StripsSolver;
 pub use verlet::VerletSolver;

@@ -22,7 +22,7 @@
 //!    node j — symmetric, and positive definite because sᵀA_c s = Σ m|δv_c|² (001 §6).
 //!    Rows whose two nodes are both fully constrained are left out (001 §6), and so are
 //!    rows that C leaves with nothing to move (a zero diagonal).
-//! 4. faer's sparse Cholesky solves it: the AMD ordering and symbolic factorisation depend
+//! 4. faer's sparse Cholesky solves it: the fill-reducing order and symbolic factorisation depend
 //!    only on which rows are in the system, so they are redone only when that set changes
 //!    (a pin, a grab, a glider or a degenerate contact — 001 §7, Table 1); each step runs
 //!    the numeric factorisation and one solve. The step's statistics say which happened.
@@ -65,7 +65,7 @@ const REGULARISATION: f64 = 1e-10;
 pub struct ReuseCounts {
     /// Steps that solved a system.
     pub solved_steps: u64,
-    /// Of those, steps that had to redo the AMD ordering and symbolic factorisation.
+    /// Of those, steps that had to redo the ordering and symbolic factorisation.
     pub symbolic_analyses: u64,
 }
 
@@ -100,7 +100,7 @@ impl StrainLimitSolver {
         self.counts
     }
 
-    /// Benchmark entry point: redo the AMD ordering and symbolic factorisation for every
+    /// Benchmark entry point: redo the ordering and symbolic factorisation for every
     /// spring of `cloth` that is not between two static particles (what a step pays when
     /// its row set changed, 001 §7 Table 1). Returns the number of rows.
     pub fn kernel_symbolic(&mut self, cloth: &Cloth) -> usize {
@@ -248,6 +248,12 @@ impl StrainLimitSolver {
             &self.lower.col_ptr,
             &self.lower.row_idx,
             self.choice,
+            super::sle::dissection::edges_order(
+                &cloth.topology,
+                cloth.len(),
+                &self.rows,
+                super::sle::FillOrdering::Auto,
+            ),
         );
         true
     }

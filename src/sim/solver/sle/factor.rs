@@ -1,8 +1,9 @@
-//! faer's sparse Cholesky behind a small interface: symbolic analysis (AMD ordering)
-//! once per pattern, numeric LLᵀ per step into persistent buffers, and in-place solves
-//! that reuse one factor (001 §7).
+//! faer's sparse Cholesky behind a small interface: symbolic analysis (a fill-reducing
+//! order — the caller's nested dissection on a grid cloth, [`super::dissection`], else
+//! faer's AMD) once per pattern, numeric LLᵀ per step into persistent buffers, and
+//! in-place solves that reuse one factor (001 §7).
 //!
-//! The AMD permutation is applied here, not by faer: the permuted pattern and, for every
+//! The permutation is applied here, not by faer: the permuted pattern and, for every
 //! entry of the caller's matrix, its place in the permuted one are computed once with the
 //! symbolic analysis, so a numeric factorisation starts with one gather instead of faer
 //! re-permuting (and re-counting) the whole matrix every time — measured, that rebuild was
@@ -67,12 +68,15 @@ pub struct Factor {
 
 impl Factor {
     /// Symbolic analysis of the lower-triangle pattern (`col_ptr`, `row_idx`) of an n×n
-    /// matrix. `None` if faer rejects it (out of memory).
+    /// matrix, in the fill-reducing order `old_of_new` (the unknown numbered k-th is
+    /// `old_of_new[k]`; a permutation of 0..n) or, if `None`, faer's AMD order. `None` if
+    /// faer rejects it (out of memory) or the order is not a permutation.
     pub fn symbolic(
         n: usize,
         col_ptr: &[usize],
         row_idx: &[usize],
         choice: SupernodalChoice,
+        order: Option<Vec<usize>>,
     ) -> Option<Factor> {
         if n == 0 {
             return None;
@@ -90,17 +94,32 @@ impl Factor {
             supernodal_flop_ratio_threshold: threshold,
             ..Default::default()
         };
-        let pattern = SymbolicSparseColMatRef::new_checked(n, n, col_ptr, None, row_idx);
-        // The AMD ordering alone (no numeric work follows from this analysis).
-        let ordered =
-            factorize_symbolic_cholesky(pattern, Side::Lower, SymmetricOrdering::Amd, params)
+        let old_of_new: Vec<usize> = match order {
+            Some(order) => order,
+            None => {
+                let pattern = SymbolicSparseColMatRef::new_checked(n, n, col_ptr, None, row_idx);
+                // The AMD ordering alone (no numeric work follows from this analysis).
+                let ordered = factorize_symbolic_cholesky(
+                    pattern,
+                    Side::Lower,
+                    SymmetricOrdering::Amd,
+                    params,
+                )
                 .ok()?;
-        let old_of_new: Vec<usize> = match ordered.perm() {
-            Some(perm) => perm.arrays().0.to_vec(),
-            None => (0..n).collect(),
+                match ordered.perm() {
+                    Some(perm) => perm.arrays().0.to_vec(),
+                    None => (0..n).collect(),
+                }
+            }
         };
-        let mut new_of_old = vec![0; n];
+        if old_of_new.len() != n {
+            return None;
+        }
+        let mut new_of_old = vec![usize::MAX; n];
         for (new, &old) in old_of_new.iter().enumerate() {
+            if old >= n || new_of_old[old] != usize::MAX {
+                return None;
+            }
             new_of_old[old] = new;
         }
         // faer's analysis with the identity ordering reads the upper triangle; its

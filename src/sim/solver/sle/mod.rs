@@ -3,10 +3,10 @@
 //! share a particle, with the sign of 004's case table B_ij and the projection n_i·n_j.
 //!
 //! The sparsity pattern (lower triangle, compressed columns) and faer's symbolic Cholesky
-//! analysis (AMD ordering, elimination tree, supernodes) are built once per topology and
-//! set of static particles; each step only refills the values and runs the numeric
-//! factorisation (001 §7, Table 1), which is then reused for every re-solve of the
-//! position pass and for the velocity pass.
+//! analysis (nested-dissection order on the grid, [`dissection`]; elimination tree,
+//! supernodes) are built once per topology and set of static particles; each step only
+//! refills the values and runs the numeric factorisation (001 §7, Table 1), which is then
+//! reused for every re-solve of the position pass and for the velocity pass.
 //!
 //! Directions come from the preview (see [`crate::sim::ImpulseDirection`]): the first
 //! preview of the step gives J, so A is symmetric positive definite and one solve is a
@@ -26,7 +26,9 @@ use super::{Solver, SolverKind, StepCtx};
 use crate::sim::cloth::Cloth;
 use crate::sim::kernels::preview;
 
+pub(crate) mod dissection;
 pub(crate) mod factor;
+pub use dissection::FillOrdering;
 use factor::Factor;
 pub use factor::SupernodalChoice;
 
@@ -80,6 +82,8 @@ pub struct SleSolver {
     factor: Option<Factor>,
     /// Supernodal or simplicial factorisation (measured: see [`SupernodalChoice`]).
     pub choice: SupernodalChoice,
+    /// Fill-reducing order (measured: see [`FillOrdering`]).
+    pub ordering: FillOrdering,
     values: Vec<f64>,
     dirs: Vec<DVec3>,
     rhs: Vec<f64>,
@@ -112,6 +116,12 @@ impl SleSolver {
             &self.pattern.lower.col_ptr,
             &self.pattern.lower.row_idx,
             self.choice,
+            dissection::edges_order(
+                &cloth.topology,
+                cloth.len(),
+                &self.pattern.rows,
+                self.ordering,
+            ),
         );
         true
     }
