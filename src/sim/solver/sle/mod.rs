@@ -271,47 +271,6 @@ impl SleSolver {
     }
 }
 
-impl SleSolver {
-    /// The velocity constraints (004 eq. 3) solved with A at the end-of-step directions.
-    /// They are linear in the impulses, so one factorisation and one solve meet them to
-    /// round-off; strips (002) finish whatever round-off leaves and take over if the
-    /// factorisation fails. Used by the Newton solver, whose position pass leaves no
-    /// factor of its own in constraint space.
-    pub(crate) fn velocity_exact(&mut self, ctx: &mut StepCtx<'_>) {
-        ctx.stats.sle_symbolic |= self.ensure_pattern(ctx.cloth);
-        let nrows = self.pattern.rows.len();
-        let mut solves = 0;
-        if nrows > 0 {
-            let t = &ctx.cloth.topology;
-            let p = &ctx.cloth.particles;
-            self.dirs.resize(nrows, DVec3::ZERO);
-            self.rhs.resize(nrows, 0.0);
-            let mut ok = true;
-            for (r, &e) in self.pattern.rows.iter().enumerate() {
-                let [a, b] = t.edges[e as usize];
-                let n = (p.x[b as usize] - p.x[a as usize]).normalize_or_zero();
-                ok &= n != DVec3::ZERO;
-                self.dirs[r] = n;
-                self.rhs[r] = -(p.v[b as usize] - p.v[a as usize]).dot(n);
-            }
-            self.damping = 0.0;
-            if ok {
-                self.assemble(ctx.cloth);
-                if self.factorize() {
-                    let res = self.solve();
-                    ctx.stats.sle_residual = ctx.stats.sle_residual.max(res);
-                    self.apply(ctx.cloth, 1.0);
-                    solves = 1;
-                }
-            }
-        }
-        let (sweeps, converged) = self.polish.sweeps(ctx, true);
-        ctx.stats.sle_solves += solves;
-        ctx.stats.velocity_iterations = solves + sweeps;
-        ctx.stats.velocity_capped = !converged;
-    }
-}
-
 impl Solver for SleSolver {
     fn kind(&self) -> SolverKind {
         SolverKind::Sle
