@@ -9,13 +9,12 @@
 //! (George's nested dissection). AMD, the generic choice, finds a good order too but
 //! without the geometry; which one factorises faster is measured (README, Numerics).
 //!
-//! Places are given in integer coordinates, with `stride` the spacing at which a line of
-//! places separates the two sides (see [`Place`]).
+//! Places are given in integer lattice coordinates; [`Lines`] says which lattice lines may
+//! separate (see [`Place`]).
 
 use crate::sim::cloth::Topology;
 
-/// Where an unknown sits: (row, column) on a lattice, and which lattice lines are valid
-/// separators.
+/// Where an unknown sits: (row, column) on a lattice.
 ///
 /// For particles (Newton) the lattice is the particle grid and any row or column is a
 /// separator (a particle couples only to its four grid neighbours). For constraints (SLE)
@@ -92,21 +91,31 @@ fn dissect(places: &[Place], lines: Lines, idx: &mut [usize], out: &mut Vec<usiz
     out.extend_from_slice(sep);
 }
 
-/// Places of the constraints `rows` (edge indices) of a grid cloth on the doubled grid, or
-/// `None` if the topology is not a W×H grid.
-fn edge_places(t: &Topology, n_particles: usize, rows: &[u32]) -> Option<Vec<Place>> {
+/// Particles per row if the topology is a W×H grid of `n_particles`, else `None`.
+fn grid_width(t: &Topology, n_particles: usize) -> Option<usize> {
     let w = t.width;
-    if w == 0 || w * t.height != n_particles {
-        return None;
+    (w > 0 && w * t.height == n_particles).then_some(w)
+}
+
+/// Place of particle `p` on the particle grid of width `w` (row-major).
+fn particle_place(p: usize, w: usize) -> Place {
+    Place {
+        row: (p / w) as i64,
+        col: (p % w) as i64,
     }
+}
+
+/// Places of the constraints `rows` (edge indices) of a grid cloth on the doubled grid —
+/// the sum of their two particles' places — or `None` if the topology is not a W×H grid.
+fn edge_places(t: &Topology, n_particles: usize, rows: &[u32]) -> Option<Vec<Place>> {
+    let w = grid_width(t, n_particles)?;
     Some(
         rows.iter()
             .map(|&e| {
-                let [a, b] = t.edges[e as usize];
-                let (a, b) = (a as usize, b as usize);
+                let [a, b] = t.edges[e as usize].map(|p| particle_place(p as usize, w));
                 Place {
-                    row: (a / w + b / w) as i64,
-                    col: (a % w + b % w) as i64,
+                    row: a.row + b.row,
+                    col: a.col + b.col,
                 }
             })
             .collect(),
@@ -150,22 +159,10 @@ pub fn particles_order(
     particles: &[u32],
     per: usize,
 ) -> Option<Vec<usize>> {
-    let w = t.width;
-    if w == 0 || w * t.height != n_particles {
-        return None;
-    }
+    let w = grid_width(t, n_particles)?;
     let places: Vec<Place> = particles
         .iter()
-        .flat_map(|&p| {
-            let p = p as usize;
-            std::iter::repeat_n(
-                Place {
-                    row: (p / w) as i64,
-                    col: (p % w) as i64,
-                },
-                per,
-            )
-        })
+        .flat_map(|&p| std::iter::repeat_n(particle_place(p as usize, w), per))
         .collect();
     Some(order(&places, Lines::All))
 }
@@ -173,6 +170,7 @@ pub fn particles_order(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::cloth::{Cloth, GridSpec};
 
     fn grid(w: i64, h: i64) -> Vec<Place> {
         (0..h)
@@ -204,30 +202,13 @@ mod tests {
         );
     }
 
-    /// The grid's structural edges (row-major particles), as the cloth builds them.
-    fn edges(w: u32, h: u32) -> Vec<[u32; 2]> {
-        let mut e = Vec::new();
-        for r in 0..h {
-            for c in 0..w {
-                let i = r * w + c;
-                if c + 1 < w {
-                    e.push([i, i + 1]);
-                }
-                if r + 1 < h {
-                    e.push([i, i + w]);
-                }
-            }
-        }
-        e
-    }
-
     /// The first cut of the constraint-space order is a line of edges that leaves the two
     /// sides sharing no particle — what makes them independent blocks of A — for grids
     /// cut across either side.
     #[test]
     fn constraint_separator_leaves_the_sides_sharing_no_particle() {
         for (w, h) in [
-            (12u32, 9u32),
+            (12, 9),
             (9, 12),
             (30, 30),
             (10, 10),
@@ -237,18 +218,16 @@ mod tests {
             (7, 20),
             (16, 16),
         ] {
-            let e = edges(w, h);
-            let wu = w as usize;
-            let places: Vec<Place> = e
-                .iter()
-                .map(|&[a, b]| {
-                    let (a, b) = (a as usize, b as usize);
-                    Place {
-                        row: (a / wu + b / wu) as i64,
-                        col: (a % wu + b % wu) as i64,
-                    }
-                })
-                .collect();
+            let cloth = Cloth::grid(&GridSpec {
+                width: w,
+                height: h,
+                ..Default::default()
+            })
+            .expect("valid grid");
+            let t = &cloth.topology;
+            let e = &t.edges;
+            let rows: Vec<u32> = (0..e.len() as u32).collect();
+            let places = edge_places(t, cloth.len(), &rows).expect("a grid");
             let o = order(&places, Lines::Odd);
             let mut sorted = o.clone();
             sorted.sort_unstable();
@@ -269,7 +248,7 @@ mod tests {
             assert_eq!(cut % 2, 1, "{w}x{h}: the cut must be an odd line");
             let key = |i: usize| if by_row { places[i].row } else { places[i].col };
             let touched = |side: &dyn Fn(i64) -> bool| {
-                let mut p = vec![false; (w * h) as usize];
+                let mut p = vec![false; w * h];
                 for (i, &[a, b]) in e.iter().enumerate() {
                     if side(key(i)) {
                         p[a as usize] = true;
