@@ -12,8 +12,8 @@ use glam::DVec3;
 use rayon::prelude::*;
 
 use super::{Solver, SolverKind, StepCtx};
-use crate::sim::cloth::Cloth;
-use crate::sim::kernels::{self, position_impulse, preview, velocity_impulse};
+use crate::sim::cloth::{Cloth, Topology};
+use crate::sim::kernels::{self, StrainBand, position_impulse, preview, velocity_impulse};
 use crate::sim::params::{ImpulseDirection, SimParams};
 
 /// Colour classes smaller than this are solved on the calling thread: rayon's fork/join
@@ -27,55 +27,197 @@ pub struct PassResult {
     pub sweeps: u32,
     /// Every constraint was within tolerance.
     pub converged: bool,
-    /// Largest strain (position pass) or relative velocity / (L/h) (velocity pass) seen in
-    /// the last sweep, before its corrections.
+    /// Position pass: the largest previewed strain after the pass. Velocity pass: the
+    /// largest relative velocity·h/L the last sweep corrected (0 when it corrected none).
     pub residual: f64,
 }
 
 type Delta = Option<(DVec3, DVec3, f64)>;
 
-/// Scratch buffer reused across sweeps (one slot per constraint of a colour).
+/// One constraint of the position pass, gathered once per pass in sweep (colour) order so
+/// that a sweep reads one contiguous record instead of chasing edge, rest-length and
+/// inverse-mass arrays. Constraints between two static particles are left out.
+#[derive(Debug, Clone, Copy)]
+struct PositionLink {
+    a: u32,
+    b: u32,
+    ka: f64,
+    kb: f64,
+    band: StrainBand,
+}
+
+/// One constraint of the velocity pass (eq. 3). Positions do not change during the pass,
+/// so the direction, the velocity tolerance and the strain scale are computed once.
+#[derive(Debug, Clone, Copy)]
+struct VelocityLink {
+    a: u32,
+    b: u32,
+    ka: f64,
+    kb: f64,
+    /// Unit direction b − a at t + h.
+    n: DVec3,
+    /// tolerance·L/h: the relative velocity that would produce the allowed strain in h.
+    tol_v: f64,
+    /// h/L: converts a relative velocity into the strain it produces in one step.
+    scale: f64,
+}
+
+/// The correction one constraint asks for, given the velocities: (Δv_a, Δv_b, m), where m
+/// is the size of the violation for a pass that tracks it per correction (the velocity
+/// pass) and 0 for one that measures its residual afterwards (the position pass).
+trait LinkKernel: Sync {
+    type Link: Copy + Send + Sync;
+    fn ends(link: &Self::Link) -> (usize, usize);
+    fn correction(&self, link: &Self::Link, v: &[DVec3]) -> Delta;
+}
+
+/// Eq. 2 on the previewed positions drift + v·h ([`kernels::drift`]), the impulse along
+/// the preview direction ([`ImpulseDirection::Preview`]).
+struct PositionKernel<'a> {
+    drift: &'a [DVec3],
+    h: f64,
+}
+
+impl PositionKernel<'_> {
+    #[inline(always)]
+    fn impulse(&self, l: &PositionLink, dir: Option<DVec3>, v: &[DVec3]) -> Delta {
+        let (a, b) = (l.a as usize, l.b as usize);
+        let pa = self.drift[a] + v[a] * self.h;
+        let pb = self.drift[b] + v[b] * self.h;
+        let (da, db) = position_impulse(pa, pb, dir, l.ka, l.kb, &l.band, self.h)?;
+        // The position pass measures its residual after the sweeps, not per correction.
+        Some((da, db, 0.0))
+    }
+}
+
+impl LinkKernel for PositionKernel<'_> {
+    type Link = PositionLink;
+
+    #[inline(always)]
+    fn ends(l: &PositionLink) -> (usize, usize) {
+        (l.a as usize, l.b as usize)
+    }
+
+    #[inline(always)]
+    fn correction(&self, l: &PositionLink, v: &[DVec3]) -> Delta {
+        self.impulse(l, None, v)
+    }
+}
+
+/// [`PositionKernel`] with the impulse along the current direction (eq. 2 as printed,
+/// [`ImpulseDirection::Current`]), fixed for the pass.
+struct CurrentDirectionKernel<'a>(PositionKernel<'a>);
+
+impl LinkKernel for CurrentDirectionKernel<'_> {
+    type Link = (PositionLink, DVec3);
+
+    #[inline(always)]
+    fn ends(l: &(PositionLink, DVec3)) -> (usize, usize) {
+        (l.0.a as usize, l.0.b as usize)
+    }
+
+    #[inline(always)]
+    fn correction(&self, l: &(PositionLink, DVec3), v: &[DVec3]) -> Delta {
+        self.0.impulse(&l.0, Some(l.1), v)
+    }
+}
+
+/// Eq. 3 along the fixed directions of [`VelocityLink`].
+struct VelocityKernel;
+
+impl LinkKernel for VelocityKernel {
+    type Link = VelocityLink;
+
+    #[inline(always)]
+    fn ends(l: &VelocityLink) -> (usize, usize) {
+        (l.a as usize, l.b as usize)
+    }
+
+    #[inline(always)]
+    fn correction(&self, l: &VelocityLink, v: &[DVec3]) -> Delta {
+        let (a, b) = (l.a as usize, l.b as usize);
+        let (da, db, rel) = velocity_impulse(v[a], v[b], l.n, l.ka, l.kb, l.tol_v)?;
+        Some((da, db, rel.abs() * l.scale))
+    }
+}
+
+/// Scratch buffers reused across sweeps and steps (no allocation once warm).
 #[derive(Debug, Default, Clone)]
 pub struct Scratch {
     deltas: Vec<Delta>,
+    drift: Vec<DVec3>,
+    position_links: Vec<PositionLink>,
+    current_links: Vec<(PositionLink, DVec3)>,
+    velocity_links: Vec<VelocityLink>,
+    /// End of each colour class in the link arrays.
+    bounds: Vec<usize>,
 }
 
-fn sweep_colours<F>(cloth: &mut Cloth, scratch: &mut Scratch, compute: F) -> (bool, f64)
-where
-    F: Fn(&Cloth, usize) -> Delta + Sync,
-{
+/// Gather the links of every colour class in sweep order, recording where each class ends.
+fn gather<L>(
+    t: &Topology,
+    inv_mass: &[f64],
+    links: &mut Vec<L>,
+    bounds: &mut Vec<usize>,
+    make: impl Fn(usize, usize, usize, f64, f64) -> Option<L>,
+) {
+    links.clear();
+    bounds.clear();
+    for colour in &t.colours {
+        for &e in colour {
+            let [a, b] = t.edges[e as usize];
+            let (a, b) = (a as usize, b as usize);
+            let (ka, kb) = (inv_mass[a], inv_mass[b]);
+            if ka + kb > 0.0
+                && let Some(link) = make(e as usize, a, b, ka, kb)
+            {
+                links.push(link);
+            }
+        }
+        bounds.push(links.len());
+    }
+}
+
+/// One Gauss–Seidel sweep over the gathered links, colour class by colour class: returns
+/// whether anything was corrected and the largest strain corrected.
+fn sweep<K: LinkKernel>(
+    kernel: &K,
+    links: &[K::Link],
+    bounds: &[usize],
+    v: &mut [DVec3],
+    deltas: &mut Vec<Delta>,
+) -> (bool, f64) {
     let mut any = false;
     let mut worst = 0.0f64;
     let parallel = rayon::current_num_threads() > 1;
-    for ci in 0..cloth.topology.colours.len() {
-        let n = cloth.topology.colours[ci].len();
-        if parallel && n >= PAR_MIN_CONSTRAINTS {
-            scratch.deltas.resize(n, None);
+    let mut start = 0;
+    for &end in bounds {
+        let class = &links[start..end];
+        start = end;
+        if parallel && class.len() >= PAR_MIN_CONSTRAINTS {
+            deltas.resize(class.len(), None);
             {
-                let c: &Cloth = cloth;
-                let colour = &c.topology.colours[ci];
-                scratch
-                    .deltas
+                let v: &[DVec3] = v;
+                deltas
                     .par_iter_mut()
-                    .zip(colour.par_iter())
-                    .for_each(|(slot, &e)| *slot = compute(c, e as usize));
+                    .zip(class.par_iter())
+                    .for_each(|(slot, l)| *slot = kernel.correction(l, v));
             }
-            for k in 0..n {
-                if let Some((da, db, s)) = scratch.deltas[k] {
-                    let [a, b] = cloth.topology.edges[cloth.topology.colours[ci][k] as usize];
-                    cloth.particles.v[a as usize] += da;
-                    cloth.particles.v[b as usize] += db;
+            for (l, delta) in class.iter().zip(deltas.iter()) {
+                if let Some((da, db, s)) = *delta {
+                    let (a, b) = K::ends(l);
+                    v[a] += da;
+                    v[b] += db;
                     any = true;
                     worst = worst.max(s);
                 }
             }
         } else {
-            for k in 0..n {
-                let e = cloth.topology.colours[ci][k] as usize;
-                if let Some((da, db, s)) = compute(cloth, e) {
-                    let [a, b] = cloth.topology.edges[e];
-                    cloth.particles.v[a as usize] += da;
-                    cloth.particles.v[b as usize] += db;
+            for l in class {
+                if let Some((da, db, s)) = kernel.correction(l, v) {
+                    let (a, b) = K::ends(l);
+                    v[a] += da;
+                    v[b] += db;
                     any = true;
                     worst = worst.max(s);
                 }
@@ -102,6 +244,29 @@ pub fn preview_max_strain(cloth: &Cloth, accel: &[DVec3], h: f64) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// Sweeps of `kernel` until one corrects nothing (true) or `cap` sweeps (false); returns
+/// the sweeps done and whether the last found nothing to correct.
+fn sweep_until_quiet<K: LinkKernel>(
+    kernel: &K,
+    links: &[K::Link],
+    bounds: &[usize],
+    v: &mut [DVec3],
+    deltas: &mut Vec<Delta>,
+    cap: u32,
+) -> (u32, bool, f64) {
+    let mut sweeps = 0;
+    let mut worst = 0.0;
+    while sweeps < cap {
+        sweeps += 1;
+        let (any, w) = sweep(kernel, links, bounds, v, deltas);
+        if !any {
+            return (sweeps, true, 0.0);
+        }
+        worst = w;
+    }
+    (sweeps, false, worst)
+}
+
 /// Position pass of Algorithm 1: sweeps until a sweep finds every previewed strain
 /// ≤ `params.tolerance`, or `cap` sweeps.
 pub fn position_pass(
@@ -113,39 +278,64 @@ pub fn position_pass(
 ) -> PassResult {
     let h = params.dt;
     let tol = params.tolerance;
-    let mode = params.direction;
-    let compute = |c: &Cloth, e: usize| -> Delta {
-        let [a, b] = c.topology.edges[e];
-        let (a, b) = (a as usize, b as usize);
-        let p = &c.particles;
-        let (ka, kb) = (p.inv_mass[a], p.inv_mass[b]);
-        if ka + kb == 0.0 {
-            return None;
-        }
-        let pa = preview(p.x[a], p.v[a], accel[a], h);
-        let pb = preview(p.x[b], p.v[b], accel[b], h);
-        let dir = match mode {
-            ImpulseDirection::Preview => None,
-            ImpulseDirection::Current => Some(kernels::unit(p.x[a], p.x[b])?),
-        };
-        position_impulse(pa, pb, dir, ka, kb, c.topology.rest[e], tol, h)
+    let x = &cloth.particles.x;
+    let rest = &cloth.topology.rest;
+    let link = |e: usize, a: usize, b: usize, ka, kb| PositionLink {
+        a: a as u32,
+        b: b as u32,
+        ka,
+        kb,
+        band: StrainBand::new(rest[e], tol),
     };
-    let mut sweeps = 0;
-    while sweeps < cap {
-        sweeps += 1;
-        let (any, _) = sweep_colours(cloth, scratch, compute);
-        if !any {
-            return PassResult {
-                sweeps,
-                converged: true,
-                residual: preview_max_strain(cloth, accel, h),
-            };
+    scratch.drift.clear();
+    scratch
+        .drift
+        .extend(x.iter().zip(accel).map(|(&x, &a)| kernels::drift(x, a, h)));
+    let kernel = PositionKernel {
+        drift: &scratch.drift,
+        h,
+    };
+    let v = &mut cloth.particles.v;
+    let (sweeps, quiet, _) = match params.direction {
+        ImpulseDirection::Preview => {
+            gather(
+                &cloth.topology,
+                &cloth.particles.inv_mass,
+                &mut scratch.position_links,
+                &mut scratch.bounds,
+                |e, a, b, ka, kb| Some(link(e, a, b, ka, kb)),
+            );
+            sweep_until_quiet(
+                &kernel,
+                &scratch.position_links,
+                &scratch.bounds,
+                v,
+                &mut scratch.deltas,
+                cap,
+            )
         }
-    }
+        ImpulseDirection::Current => {
+            gather(
+                &cloth.topology,
+                &cloth.particles.inv_mass,
+                &mut scratch.current_links,
+                &mut scratch.bounds,
+                |e, a, b, ka, kb| Some((link(e, a, b, ka, kb), kernels::unit(x[a], x[b])?)),
+            );
+            sweep_until_quiet(
+                &CurrentDirectionKernel(kernel),
+                &scratch.current_links,
+                &scratch.bounds,
+                v,
+                &mut scratch.deltas,
+                cap,
+            )
+        }
+    };
     let residual = preview_max_strain(cloth, accel, h);
     PassResult {
         sweeps,
-        converged: residual <= tol,
+        converged: quiet || residual <= tol,
         residual,
     }
 }
@@ -160,36 +350,36 @@ pub fn velocity_pass(
 ) -> PassResult {
     let h = params.dt;
     let tol = params.tolerance;
-    let compute = |c: &Cloth, e: usize| -> Delta {
-        let [a, b] = c.topology.edges[e];
-        let (a, b) = (a as usize, b as usize);
-        let p = &c.particles;
-        let (ka, kb) = (p.inv_mass[a], p.inv_mass[b]);
-        if ka + kb == 0.0 {
-            return None;
-        }
-        let n = kernels::unit(p.x[a], p.x[b])?;
-        let l = c.topology.rest[e];
-        let (da, db) = velocity_impulse(p.v[a], p.v[b], n, ka, kb, tol * l / h)?;
-        Some((da, db, (p.v[b] - p.v[a]).dot(n).abs() * h / l))
-    };
-    let mut sweeps = 0;
-    let mut residual = 0.0;
-    while sweeps < cap {
-        sweeps += 1;
-        let (any, worst) = sweep_colours(cloth, scratch, compute);
-        if !any {
-            return PassResult {
-                sweeps,
-                converged: true,
-                residual: 0.0,
-            };
-        }
-        residual = worst;
-    }
+    let x = &cloth.particles.x;
+    let rest = &cloth.topology.rest;
+    gather(
+        &cloth.topology,
+        &cloth.particles.inv_mass,
+        &mut scratch.velocity_links,
+        &mut scratch.bounds,
+        |e, a, b, ka, kb| {
+            Some(VelocityLink {
+                a: a as u32,
+                b: b as u32,
+                ka,
+                kb,
+                n: kernels::unit(x[a], x[b])?,
+                tol_v: tol * rest[e] / h,
+                scale: h / rest[e],
+            })
+        },
+    );
+    let (sweeps, converged, residual) = sweep_until_quiet(
+        &VelocityKernel,
+        &scratch.velocity_links,
+        &scratch.bounds,
+        &mut cloth.particles.v,
+        &mut scratch.deltas,
+        cap,
+    );
     PassResult {
         sweeps,
-        converged: false,
+        converged,
         residual,
     }
 }
