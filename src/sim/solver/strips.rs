@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use super::iterative;
 use super::{Solver, SolverKind, StepCtx};
 use crate::sim::cloth::Cloth;
-use crate::sim::kernels::preview;
+use crate::sim::kernels::{self, StrainBand};
 
 /// A chain: consecutive constraints (edge indices), each sharing its second particle with
 /// the next one's first.
@@ -53,12 +53,34 @@ fn grid_chains(cloth: &Cloth) -> [Vec<Chain>; 2] {
     [rows, cols]
 }
 
+/// One constraint of a chain as a pass needs it, gathered once per pass in chain order:
+/// its particles, their inverse masses (fixed within a pass) and its strain test.
+#[derive(Debug, Clone, Copy)]
+struct StripLink {
+    a: u32,
+    b: u32,
+    ka: f64,
+    kb: f64,
+    band: StrainBand,
+    /// Velocity pass only: the unit direction b − a at t + h (zero for coincident ends).
+    n: DVec3,
+}
+
+/// What a pass solves for, per chain.
+#[derive(Debug, Clone, Copy)]
+enum Target<'a> {
+    /// Position pass (eq. 2): previewed distances drift + v·h ([`kernels::drift`]).
+    Position { drift: &'a [DVec3] },
+    /// Velocity pass (eq. 3): relative velocities along the links' fixed directions,
+    /// measured as the strain they make in one step, |Δv·n|·h/L.
+    Velocity,
+}
+
 /// Reusable buffers of one chain solve (no allocation per chain per sweep).
 #[derive(Debug, Default, Clone)]
 struct ChainScratch {
     dirs: Vec<DVec3>,
     rhs: Vec<f64>,
-    diag: Vec<f64>,
     off: Vec<f64>,
     c_prime: Vec<f64>,
     /// Velocity changes of the last solve: (particle, Δv).
@@ -66,111 +88,95 @@ struct ChainScratch {
 }
 
 /// Solve one chain's linearised impulse system exactly (Thomas algorithm), leaving the
-/// velocity changes in `sc.out` (empty if every constraint of the chain is within `tol`).
-/// With `velocity` false this is the position pass (previewed distances, eq. 2); with
-/// `velocity` true the velocity pass (relative velocity along the current directions, eq. 3,
-/// measured as strain per step: |Δv·n|·h/L).
+/// velocity changes in `sc.out` (empty if every constraint of the chain is within the
+/// tolerance). Most chains of a sweep near convergence are: their strain tests are
+/// settled from squared lengths ([`StrainBand`]) before any square root.
 fn solve_chain(
-    cloth: &Cloth,
-    chain: &Chain,
-    accel: &[DVec3],
+    links: &[StripLink],
+    v: &[DVec3],
+    target: Target<'_>,
     h: f64,
-    tol: f64,
-    velocity: bool,
     sc: &mut ChainScratch,
 ) {
-    let t = &cloth.topology;
-    let p = &cloth.particles;
-    let m = chain.edges.len();
+    let m = links.len();
     sc.out.clear();
     sc.dirs.clear();
     sc.rhs.clear();
-    let mut worst = 0.0f64;
-    for &e in &chain.edges {
-        let [a, b] = t.edges[e as usize];
-        let (a, b) = (a as usize, b as usize);
-        let l0 = t.rest[e as usize];
-        let (dir, need, strain) = if velocity {
-            let d = p.x[b] - p.x[a];
-            let len = d.length();
-            let n = if len > 1e-12 * l0 {
-                d / len
+    let mut violated = false;
+    for l in links {
+        let (a, b) = (l.a as usize, l.b as usize);
+        let moving = l.ka + l.kb > 0.0;
+        match target {
+            Target::Position { drift } => {
+                let d = (drift[b] + v[b] * h) - (drift[a] + v[a] * h);
+                let len2 = d.length_squared();
+                violated |= moving && l.band.exceeded(len2).is_some();
+                // Kept unnormalised with its squared length until a solve needs them.
+                sc.dirs.push(d);
+                sc.rhs.push(len2);
+            }
+            Target::Velocity => {
+                let rel = (v[b] - v[a]).dot(l.n);
+                violated |= moving && rel.abs() > l.band.tol * l.band.rest / h;
+                sc.dirs.push(l.n);
+                sc.rhs.push(-rel);
+            }
+        }
+    }
+    if !violated {
+        return;
+    }
+    if let Target::Position { .. } = target {
+        for (l, (d, r)) in links.iter().zip(sc.dirs.iter_mut().zip(sc.rhs.iter_mut())) {
+            let len = r.sqrt();
+            *d = if len > 1e-12 * l.band.rest {
+                *d * (1.0 / len)
             } else {
                 DVec3::ZERO
             };
-            let rel = (p.v[b] - p.v[a]).dot(n);
-            (n, -rel, rel.abs() * h / l0)
-        } else {
-            let pa = preview(p.x[a], p.v[a], accel[a], h);
-            let pb = preview(p.x[b], p.v[b], accel[b], h);
-            let d = pb - pa;
-            let len = d.length();
-            let err = len - l0;
-            (
-                if len > 1e-12 * l0 {
-                    d / len
-                } else {
-                    DVec3::ZERO
-                },
-                -err / h,
-                err.abs() / l0,
-            )
-        };
-        if p.inv_mass[a] + p.inv_mass[b] > 0.0 {
-            worst = worst.max(strain);
+            *r = -(len - l.band.rest) / h;
         }
-        sc.dirs.push(dir);
-        sc.rhs.push(need);
-    }
-    if worst <= tol {
-        return;
     }
     // Tridiagonal A = J M⁻¹ Jᵀ of the chain: diagonal k_a + k_b, off-diagonal
     // −k_shared n_i·n_{i+1} (the shared particle is the second of i and the first of i+1).
-    sc.diag.clear();
+    // A constraint between two static particles gets a unit row with zero right-hand
+    // side: it takes no impulse, and its off-diagonals vanish by themselves (the particles
+    // it shares with its neighbours are static, k = 0).
     sc.off.clear();
-    for i in 0..m {
-        let [a, b] = t.edges[chain.edges[i] as usize];
-        let d = p.inv_mass[a as usize] + p.inv_mass[b as usize];
-        // A constraint between two static particles gets a unit row with zero right-hand
-        // side: it takes no impulse, and its off-diagonals vanish by themselves (the
-        // particles it shares with its neighbours are static, k = 0).
-        sc.diag.push(if d > 0.0 { d } else { 1.0 });
-        if d == 0.0 {
-            sc.rhs[i] = 0.0;
-        }
-        if i + 1 < m {
-            sc.off
-                .push(-p.inv_mass[b as usize] * sc.dirs[i].dot(sc.dirs[i + 1]));
-        }
-    }
+    sc.off.extend(
+        links
+            .iter()
+            .zip(sc.dirs.windows(2))
+            .map(|(l, n)| -l.kb * n[0].dot(n[1])),
+    );
     // Thomas algorithm (A is SPD, so no pivoting is needed); the solution overwrites rhs.
     sc.c_prime.clear();
     sc.c_prime.resize(m, 0.0);
-    for i in 0..m {
-        let lower = if i > 0 { sc.off[i - 1] } else { 0.0 };
-        let denom = sc.diag[i]
-            - if i > 0 {
-                lower * sc.c_prime[i - 1]
-            } else {
-                0.0
-            };
+    for (i, l) in links.iter().enumerate() {
+        let w = l.ka + l.kb;
+        let (diag, rhs) = if w > 0.0 { (w, sc.rhs[i]) } else { (1.0, 0.0) };
+        let (lower, prev_c, prev_x) = if i > 0 {
+            (sc.off[i - 1], sc.c_prime[i - 1], sc.rhs[i - 1])
+        } else {
+            (0.0, 0.0, 0.0)
+        };
+        let denom = diag - lower * prev_c;
         if denom.abs() < 1e-300 {
+            sc.out.clear();
             return;
         }
-        sc.c_prime[i] = if i + 1 < m { sc.off[i] / denom } else { 0.0 };
-        let prev = if i > 0 { lower * sc.rhs[i - 1] } else { 0.0 };
-        sc.rhs[i] = (sc.rhs[i] - prev) / denom;
+        let inv = 1.0 / denom;
+        sc.c_prime[i] = if i + 1 < m { sc.off[i] * inv } else { 0.0 };
+        sc.rhs[i] = (rhs - lower * prev_x) * inv;
     }
     for i in (0..m.saturating_sub(1)).rev() {
         let next = sc.rhs[i + 1];
         sc.rhs[i] -= sc.c_prime[i] * next;
     }
-    for i in 0..m {
-        let [a, b] = t.edges[chain.edges[i] as usize];
-        let imp = sc.dirs[i] * sc.rhs[i];
-        sc.out.push((a, -imp * p.inv_mass[a as usize]));
-        sc.out.push((b, imp * p.inv_mass[b as usize]));
+    for (l, (d, x)) in links.iter().zip(sc.dirs.iter().zip(&sc.rhs)) {
+        let imp = *d * *x;
+        sc.out.push((l.a, -imp * l.ka));
+        sc.out.push((l.b, imp * l.kb));
     }
 }
 
@@ -184,6 +190,11 @@ pub const PAR_MIN_FAMILY: usize = 4096;
 pub struct StripsSolver {
     chains: [Vec<Chain>; 2],
     key: (usize, usize),
+    /// Every chain's links for the pass in progress, rows then columns, chain by chain.
+    links: Vec<StripLink>,
+    /// Each family's chains as ranges of `links`.
+    spans: [Vec<std::ops::Range<usize>>; 2],
+    drift: Vec<DVec3>,
     scratch: ChainScratch,
     deltas: Vec<Vec<(u32, DVec3)>>,
 }
@@ -197,40 +208,93 @@ impl StripsSolver {
         }
     }
 
+    /// Gather the chains' links for one pass (inverse masses, strain bands and, for the
+    /// velocity pass, directions are fixed while it runs).
+    fn gather(&mut self, cloth: &Cloth, tol: f64, velocity: bool) {
+        let t = &cloth.topology;
+        let p = &cloth.particles;
+        self.links.clear();
+        for (family, spans) in self.chains.iter().zip(self.spans.iter_mut()) {
+            spans.clear();
+            for chain in family {
+                let start = self.links.len();
+                self.links.extend(chain.edges.iter().map(|&e| {
+                    let [a, b] = t.edges[e as usize];
+                    let rest = t.rest[e as usize];
+                    let n = if velocity {
+                        let d = p.x[b as usize] - p.x[a as usize];
+                        let len = d.length();
+                        if len > 1e-12 * rest {
+                            d * (1.0 / len)
+                        } else {
+                            DVec3::ZERO
+                        }
+                    } else {
+                        DVec3::ZERO
+                    };
+                    StripLink {
+                        a,
+                        b,
+                        ka: p.inv_mass[a as usize],
+                        kb: p.inv_mass[b as usize],
+                        band: StrainBand::new(rest, tol),
+                        n,
+                    }
+                }));
+                spans.push(start..self.links.len());
+            }
+        }
+    }
+
     /// Block Gauss–Seidel over the two strip families; returns (sweeps, converged).
     pub(crate) fn sweeps(&mut self, ctx: &mut StepCtx<'_>, velocity: bool) -> (u32, bool) {
         self.ensure_chains(ctx.cloth);
         let h = ctx.params.dt;
-        let tol = ctx.params.tolerance;
         let cap = ctx.params.effective_cap();
+        self.gather(ctx.cloth, ctx.params.tolerance, velocity);
+        if !velocity {
+            let x = &ctx.cloth.particles.x;
+            self.drift.clear();
+            self.drift.extend(
+                x.iter()
+                    .zip(ctx.accel)
+                    .map(|(&x, &a)| kernels::drift(x, a, h)),
+            );
+        }
+        let target = if velocity {
+            Target::Velocity
+        } else {
+            Target::Position { drift: &self.drift }
+        };
+        let links = &self.links;
+        let v = &mut ctx.cloth.particles.v;
         let mut sweeps = 0;
         while sweeps < cap {
             sweeps += 1;
             let mut any = false;
-            for family in &self.chains {
-                let cloth: &Cloth = ctx.cloth;
-                let accel = ctx.accel;
-                let size: usize = family.iter().map(|c| c.edges.len()).sum();
+            for spans in &self.spans {
+                let size: usize = spans.iter().map(|r| r.len()).sum();
                 if size >= PAR_MIN_FAMILY && rayon::current_num_threads() > 1 {
-                    family
+                    let vr: &[DVec3] = v;
+                    spans
                         .par_iter()
-                        .map_init(ChainScratch::default, |sc, c| {
-                            solve_chain(cloth, c, accel, h, tol, velocity, sc);
+                        .map_init(ChainScratch::default, |sc, r| {
+                            solve_chain(&links[r.clone()], vr, target, h, sc);
                             std::mem::take(&mut sc.out)
                         })
                         .collect_into_vec(&mut self.deltas);
                     for delta in &self.deltas {
                         any |= !delta.is_empty();
                         for &(i, dv) in delta {
-                            ctx.cloth.particles.v[i as usize] += dv;
+                            v[i as usize] += dv;
                         }
                     }
                 } else {
-                    for c in family {
-                        solve_chain(ctx.cloth, c, accel, h, tol, velocity, &mut self.scratch);
+                    for r in spans {
+                        solve_chain(&links[r.clone()], v, target, h, &mut self.scratch);
                         any |= !self.scratch.out.is_empty();
                         for &(i, dv) in &self.scratch.out {
-                            ctx.cloth.particles.v[i as usize] += dv;
+                            v[i as usize] += dv;
                         }
                     }
                 }
