@@ -244,8 +244,9 @@ pub fn preview_max_strain(cloth: &Cloth, accel: &[DVec3], h: f64) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// Sweeps of `kernel` until one corrects nothing (true) or `cap` sweeps (false); returns
-/// the sweeps done and whether the last found nothing to correct.
+/// Sweeps of `kernel` until one corrects nothing or `cap` sweeps; returns the sweeps done,
+/// whether the last one corrected nothing, and the largest violation it corrected
+/// ([`LinkKernel::correction`]'s third value; 0 when it corrected none).
 fn sweep_until_quiet<K: LinkKernel>(
     kernel: &K,
     links: &[K::Link],
