@@ -150,28 +150,32 @@ fn solve_chain(
             .map(|(l, n)| -l.kb * n[0].dot(n[1])),
     );
     // Thomas algorithm (A is SPD, so no pivoting is needed); the solution overwrites rhs.
+    // Both recurrences are serial, so the previous row's values are carried in registers
+    // rather than re-read from the buffers just written (a store-to-load round trip on
+    // the critical path of every row).
     sc.c_prime.clear();
     sc.c_prime.resize(m, 0.0);
+    let (mut prev_c, mut prev_x, mut lower) = (0.0, 0.0, 0.0);
     for (i, l) in links.iter().enumerate() {
         let w = l.ka + l.kb;
         let (diag, rhs) = if w > 0.0 { (w, sc.rhs[i]) } else { (1.0, 0.0) };
-        let (lower, prev_c, prev_x) = if i > 0 {
-            (sc.off[i - 1], sc.c_prime[i - 1], sc.rhs[i - 1])
-        } else {
-            (0.0, 0.0, 0.0)
-        };
         let denom = diag - lower * prev_c;
         if denom.abs() < 1e-300 {
             sc.out.clear();
             return;
         }
         let inv = 1.0 / denom;
-        sc.c_prime[i] = if i + 1 < m { sc.off[i] * inv } else { 0.0 };
-        sc.rhs[i] = (rhs - lower * prev_x) * inv;
+        let upper = if i + 1 < m { sc.off[i] } else { 0.0 };
+        prev_c = upper * inv;
+        prev_x = (rhs - lower * prev_x) * inv;
+        sc.c_prime[i] = prev_c;
+        sc.rhs[i] = prev_x;
+        lower = upper;
     }
-    for i in (0..m.saturating_sub(1)).rev() {
-        let next = sc.rhs[i + 1];
-        sc.rhs[i] -= sc.c_prime[i] * next;
+    let mut next = prev_x;
+    for (x, c) in sc.rhs.iter_mut().zip(&sc.c_prime).rev().skip(1) {
+        next = *x - c * next;
+        *x = next;
     }
     for (l, (d, x)) in links.iter().zip(sc.dirs.iter().zip(&sc.rhs)) {
         let imp = *d * *x;
