@@ -98,7 +98,48 @@ fn solve_chain(
     h: f64,
     sc: &mut ChainScratch,
 ) {
-    let m = links.len();
+    if prepare(links, v, target, h, sc) && thomas(links, sc) {
+        emit(links, sc);
+    }
+}
+
+/// Two chains of one family (they share no particle) solved together: their Thomas
+/// recurrences are serial, so running two side by side lets the processor overlap them.
+/// The results are those of two [`solve_chain`] calls, bit for bit.
+#[allow(clippy::too_many_arguments)] // two chains' worth of solve_chain's arguments
+fn solve_chain_pair(
+    links: [&[StripLink]; 2],
+    v: &[DVec3],
+    target: Target<'_>,
+    h: f64,
+    sc: &mut [ChainScratch; 2],
+) {
+    let [s0, s1] = sc;
+    let p0 = prepare(links[0], v, target, h, s0);
+    let p1 = prepare(links[1], v, target, h, s1);
+    let (t0, t1) = match (p0, p1) {
+        (true, true) if links[0].len() == links[1].len() => thomas_pair(links, [s0, s1]),
+        _ => (p0 && thomas(links[0], s0), p1 && thomas(links[1], s1)),
+    };
+    if t0 {
+        emit(links[0], s0);
+    }
+    if t1 {
+        emit(links[1], s1);
+    }
+}
+
+/// Previewed (position pass) or relative-velocity (velocity pass) errors of a chain into
+/// `sc`: unit directions, right-hand sides and off-diagonals of its tridiagonal system.
+/// Returns whether any of its constraints is beyond the tolerance (if none, `sc` holds
+/// only partial data and the chain needs no solve). Clears `sc.out`.
+fn prepare(
+    links: &[StripLink],
+    v: &[DVec3],
+    target: Target<'_>,
+    h: f64,
+    sc: &mut ChainScratch,
+) -> bool {
     sc.out.clear();
     sc.dirs.clear();
     sc.rhs.clear();
@@ -124,7 +165,7 @@ fn solve_chain(
         }
     }
     if !violated {
-        return;
+        return false;
     }
     if let Target::Position { .. } = target {
         for (l, (d, r)) in links.iter().zip(sc.dirs.iter_mut().zip(sc.rhs.iter_mut())) {
@@ -149,34 +190,95 @@ fn solve_chain(
             .zip(sc.dirs.windows(2))
             .map(|(l, n)| -l.kb * n[0].dot(n[1])),
     );
-    // Thomas algorithm (A is SPD, so no pivoting is needed); the solution overwrites rhs.
-    // Both recurrences are serial, so the previous row's values are carried in registers
-    // rather than re-read from the buffers just written (a store-to-load round trip on
-    // the critical path of every row).
-    sc.c_prime.clear();
-    sc.c_prime.resize(m, 0.0);
-    let (mut prev_c, mut prev_x, mut lower) = (0.0, 0.0, 0.0);
-    for (i, l) in links.iter().enumerate() {
-        let w = l.ka + l.kb;
-        let (diag, rhs) = if w > 0.0 { (w, sc.rhs[i]) } else { (1.0, 0.0) };
-        let denom = diag - lower * prev_c;
-        if denom.abs() < 1e-300 {
-            sc.out.clear();
-            return;
-        }
-        let inv = 1.0 / denom;
-        let upper = if i + 1 < m { sc.off[i] } else { 0.0 };
-        prev_c = upper * inv;
-        prev_x = (rhs - lower * prev_x) * inv;
-        sc.c_prime[i] = prev_c;
-        sc.rhs[i] = prev_x;
-        lower = upper;
+    true
+}
+
+/// The recurrences' state after one row of the Thomas forward sweep.
+#[derive(Clone, Copy, Default)]
+struct ThomasCarry {
+    c: f64,
+    x: f64,
+    lower: f64,
+}
+
+/// One row of the Thomas forward sweep (A is SPD, so no pivoting is needed); `None` if the
+/// pivot vanishes. The previous row's values come in `carry` (registers), not from the
+/// buffers just written: both recurrences are serial, and a store-to-load round trip would
+/// sit on the critical path of every row.
+#[inline(always)]
+fn thomas_row(
+    links: &[StripLink],
+    sc: &mut ChainScratch,
+    i: usize,
+    carry: &mut ThomasCarry,
+) -> Option<()> {
+    let l = &links[i];
+    let w = l.ka + l.kb;
+    let (diag, rhs) = if w > 0.0 { (w, sc.rhs[i]) } else { (1.0, 0.0) };
+    let denom = diag - carry.lower * carry.c;
+    if denom.abs() < 1e-300 {
+        return None;
     }
-    let mut next = prev_x;
+    let inv = 1.0 / denom;
+    let upper = if i + 1 < links.len() { sc.off[i] } else { 0.0 };
+    carry.c = upper * inv;
+    carry.x = (rhs - carry.lower * carry.x) * inv;
+    sc.c_prime[i] = carry.c;
+    sc.rhs[i] = carry.x;
+    carry.lower = upper;
+    Some(())
+}
+
+/// Back substitution of the Thomas algorithm from the last row's value.
+#[inline(always)]
+fn thomas_back(sc: &mut ChainScratch, last: f64) {
+    let mut next = last;
     for (x, c) in sc.rhs.iter_mut().zip(&sc.c_prime).rev().skip(1) {
         next = *x - c * next;
         *x = next;
     }
+}
+
+/// Solve the prepared tridiagonal system in place (the impulses overwrite `sc.rhs`);
+/// `false` if it is singular.
+fn thomas(links: &[StripLink], sc: &mut ChainScratch) -> bool {
+    sc.c_prime.clear();
+    sc.c_prime.resize(links.len(), 0.0);
+    let mut carry = ThomasCarry::default();
+    for i in 0..links.len() {
+        if thomas_row(links, sc, i, &mut carry).is_none() {
+            return false;
+        }
+    }
+    thomas_back(sc, carry.x);
+    true
+}
+
+/// [`thomas`] on two prepared chains of equal length, row by row side by side.
+fn thomas_pair(links: [&[StripLink]; 2], sc: [&mut ChainScratch; 2]) -> (bool, bool) {
+    let [s0, s1] = sc;
+    let m = links[0].len();
+    s0.c_prime.clear();
+    s0.c_prime.resize(m, 0.0);
+    s1.c_prime.clear();
+    s1.c_prime.resize(m, 0.0);
+    let (mut c0, mut c1) = (ThomasCarry::default(), ThomasCarry::default());
+    let (mut ok0, mut ok1) = (true, true);
+    for i in 0..m {
+        ok0 = ok0 && thomas_row(links[0], s0, i, &mut c0).is_some();
+        ok1 = ok1 && thomas_row(links[1], s1, i, &mut c1).is_some();
+    }
+    if ok0 {
+        thomas_back(s0, c0.x);
+    }
+    if ok1 {
+        thomas_back(s1, c1.x);
+    }
+    (ok0, ok1)
+}
+
+/// The velocity changes M⁻¹ Jᵀ λ of a solved chain into `sc.out`.
+fn emit(links: &[StripLink], sc: &mut ChainScratch) {
     for (l, (d, x)) in links.iter().zip(sc.dirs.iter().zip(&sc.rhs)) {
         let imp = *d * *x;
         sc.out.push((l.a, -imp * l.ka));
@@ -199,7 +301,7 @@ pub struct StripsSolver {
     /// Each family's chains as ranges of `links`.
     spans: [Vec<std::ops::Range<usize>>; 2],
     drift: Vec<DVec3>,
-    scratch: ChainScratch,
+    scratch: [ChainScratch; 2],
     deltas: Vec<Vec<(u32, DVec3)>>,
 }
 
@@ -294,11 +396,21 @@ impl StripsSolver {
                         }
                     }
                 } else {
-                    for r in spans {
-                        solve_chain(&links[r.clone()], v, target, h, &mut self.scratch);
-                        any |= !self.scratch.out.is_empty();
-                        for &(i, dv) in &self.scratch.out {
-                            v[i as usize] += dv;
+                    // Chains of a family share no particle, so solving two at a time (the
+                    // second before the first's changes are applied) changes nothing.
+                    for pair in spans.chunks(2) {
+                        if let [r0, r1] = pair {
+                            let pair_links = [&links[r0.clone()], &links[r1.clone()]];
+                            solve_chain_pair(pair_links, v, target, h, &mut self.scratch);
+                        } else {
+                            let r = pair[0].clone();
+                            solve_chain(&links[r], v, target, h, &mut self.scratch[0]);
+                        }
+                        for sc in &self.scratch[..pair.len()] {
+                            any |= !sc.out.is_empty();
+                            for &(i, dv) in &sc.out {
+                                v[i as usize] += dv;
+                            }
                         }
                     }
                 }
