@@ -122,6 +122,14 @@ pub fn position_impulse(
     Some((n * (ka * q), n * (-kb * q)))
 }
 
+/// The velocity tolerance of eq. 3 for a strain tolerance `tol`: tol·L/h, the relative
+/// velocity along a constraint of rest length `rest` that would produce the allowed strain
+/// in one step of size `h`.
+#[inline(always)]
+pub fn velocity_tolerance(tol: f64, rest: f64, h: f64) -> f64 {
+    tol * rest / h
+}
+
 /// Velocity impulse of one distance constraint (004 §3.2, eq. 3): removes the relative
 /// velocity along the unit direction `n` if it exceeds `tol_v`; returns (Δv_a, Δv_b) and
 /// the relative velocity removed.

@@ -365,7 +365,7 @@ pub fn velocity_pass(
                 ka,
                 kb,
                 n: kernels::unit(x[a], x[b])?,
-                tol_v: tol * rest[e] / h,
+                tol_v: kernels::velocity_tolerance(tol, rest[e], h),
                 scale: h / rest[e],
             })
         },

@@ -106,7 +106,6 @@ fn solve_chain(
 /// Two chains of one family (they share no particle) solved together: their Thomas
 /// recurrences are serial, so running two side by side lets the processor overlap them.
 /// The results are those of two [`solve_chain`] calls, bit for bit.
-#[allow(clippy::too_many_arguments)] // two chains' worth of solve_chain's arguments
 fn solve_chain_pair(
     links: [&[StripLink]; 2],
     v: &[DVec3],
@@ -158,7 +157,8 @@ fn prepare(
             }
             Target::Velocity => {
                 let rel = (v[b] - v[a]).dot(l.n);
-                violated |= moving && rel.abs() > l.band.tol * l.band.rest / h;
+                let tol_v = kernels::velocity_tolerance(l.band.tol, l.band.rest, h);
+                violated |= moving && rel.abs() > tol_v;
                 sc.dirs.push(l.n);
                 sc.rhs.push(-rel);
             }
