@@ -419,6 +419,17 @@ pub fn spec(name: &str) -> Option<&'static ParamSpec> {
     PARAM_SPECS.iter().find(|s| s.name == name)
 }
 
+/// A value as an error message should show it: plain decimals for everyday magnitudes,
+/// scientific notation for the rest (`1e308`, not 309 digits; `1e-12`, not 0.000…).
+fn shown(v: f64) -> String {
+    let a = v.abs();
+    if v == 0.0 || !v.is_finite() || (1e-4..1e6).contains(&a) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
 fn check(name: &'static str, v: f64) -> Result<(), SimError> {
     let s = spec(name).expect("every checked parameter has a spec");
     if !v.is_finite() {
@@ -428,8 +439,11 @@ fn check(name: &'static str, v: f64) -> Result<(), SimError> {
         return Err(SimError::param(
             name,
             format!(
-                "{v} is outside the valid range [{}, {}] {}",
-                s.min, s.max, s.unit
+                "{} is outside the valid range [{}, {}] {}",
+                shown(v),
+                shown(s.min),
+                shown(s.max),
+                s.unit
             ),
         ));
     }
@@ -534,5 +548,33 @@ fn rename(e: SimError, name: &'static str) -> SimError {
     match e {
         SimError::InvalidParameter { reason, .. } => SimError::param(name, reason),
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An out-of-range value is named in the message in a form a user can read: no
+    /// 300-digit decimal for 1e300, plain decimals for everyday values.
+    #[test]
+    fn out_of_range_messages_show_readable_numbers() {
+        let huge = SimParams {
+            gravity: DVec3::new(0.0, -1e300, 0.0),
+            ..SimParams::default()
+        };
+        let msg = huge.validate().unwrap_err().to_string();
+        assert!(msg.contains("-1e300"), "{msg}");
+        assert!(msg.len() < 120, "{msg}");
+        let tiny = SimParams {
+            dt: 1e-12,
+            ..SimParams::default()
+        };
+        let msg = tiny.validate().unwrap_err().to_string();
+        assert!(msg.contains("1e-12"), "{msg}");
+        assert_eq!(shown(0.5), "0.5");
+        assert_eq!(shown(-9.81), "-9.81");
+        assert_eq!(shown(0.0), "0");
+        assert_eq!(shown(2e6), "2e6");
     }
 }
