@@ -158,6 +158,22 @@ fn invalid_flags_exit_with_code_2() {
         );
         assert!(!out.stderr.is_empty(), "{args:?}: no message");
     }
+    // A negative number is read as the flag's value and rejected for what it is, not as
+    // an unknown flag `-1`.
+    for args in [
+        vec!["run", "--tolerance", "-1"],
+        vec!["run", "--mass", "-0.2"],
+        vec!["run", "--dt", "-0.03"],
+        vec!["bench", "paper", "--budget-ms", "-5"],
+    ] {
+        let out = bin().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("must be a finite number > 0"),
+            "{args:?}: {err}"
+        );
+    }
 }
 
 #[test]

@@ -33,7 +33,7 @@ pub struct BenchArgs {
     pub grids: Option<Vec<usize>>,
     /// Skip a configuration at larger grids once a smaller grid took more than this many
     /// ms per step.
-    #[arg(long, default_value_t = 400.0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 400.0, value_parser = super::positive)]
     pub budget_ms: f64,
     /// Safety cap on sweeps per pass for the uncapped configurations (default 2000, or 300
     /// with --quick).

@@ -147,7 +147,7 @@ pub struct AppArgs {
     #[arg(long, default_value = "iterative")]
     pub solver: SolverKind,
     /// Starting tolerance (relative strain); the solver's default if not given.
-    #[arg(long, value_parser = positive)]
+    #[arg(long, allow_negative_numbers = true, value_parser = positive)]
     pub tolerance: Option<f64>,
     /// Render this many frames, save a screenshot to PATH and exit.
     #[arg(long, value_name = "PATH")]
@@ -159,7 +159,7 @@ pub struct AppArgs {
     #[arg(long, value_name = "PATH")]
     pub record: Option<std::path::PathBuf>,
     /// Exit after this many seconds.
-    #[arg(long, value_parser = positive)]
+    #[arg(long, allow_negative_numbers = true, value_parser = positive)]
     pub exit_after: Option<f64>,
     /// Print a JSON summary of the session on exit (for tests).
     #[arg(long)]

@@ -22,16 +22,16 @@ pub struct RunArgs {
     #[arg(long, default_value = "20")]
     pub grid: GridArg,
     /// Longer side of the cloth, m.
-    #[arg(long, default_value_t = 1.0, value_parser = positive)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1.0, value_parser = positive)]
     pub size: f64,
     /// Total mass, kg.
-    #[arg(long, default_value_t = 0.2, value_parser = positive)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0.2, value_parser = positive)]
     pub mass: f64,
     /// Solver: iterative, sle, verlet, strips, strain-limit, newton.
     #[arg(long, default_value = "iterative")]
     pub solver: SolverKind,
     /// Allowed relative strain |d−L|/L (default: 1e-9 for sle, 1e-6 for newton, 1e-3 otherwise).
-    #[arg(long, value_parser = positive)]
+    #[arg(long, allow_negative_numbers = true, value_parser = positive)]
     pub tolerance: Option<f64>,
     /// Iteration cap per pass (0 = none; the safety cap still applies).
     #[arg(long, default_value_t = 0)]
@@ -40,10 +40,10 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 10)]
     pub verlet_passes: u32,
     /// Strain-limit solver: largest stretch b, relative (001: 0.10).
-    #[arg(long, default_value_t = 0.10, value_parser = positive)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0.10, value_parser = positive)]
     pub limit_stretch: f64,
     /// Strain-limit solver: largest compression a, relative (001: 0.02).
-    #[arg(long, default_value_t = 0.02, value_parser = positive)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0.02, value_parser = positive)]
     pub limit_compress: f64,
     /// Strain-limit solver: linear solves per step (1 = 001 §4 exactly).
     #[arg(long, default_value_t = crate::sim::StrainLimits::default().passes)]
@@ -56,7 +56,7 @@ pub struct RunArgs {
     #[arg(long, default_value_t = SimParams::default().newton_max_steps)]
     pub newton_steps: u32,
     /// Time step, s.
-    #[arg(long, default_value_t = 1.0 / 30.0, value_parser = positive)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1.0 / 30.0, value_parser = positive)]
     pub dt: f64,
     /// Number of steps (frames of `--dt`).
     #[arg(long, default_value_t = 100)]
@@ -74,7 +74,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub pin: Option<PinSpec>,
     /// Move the pins inward by this fraction of the edge (the cloth starts bent, unstretched).
-    #[arg(long, default_value_t = 0.0, value_parser = non_negative)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0.0, value_parser = non_negative)]
     pub slack: f64,
     /// Do not hold taut chains (rows or columns pulled straight between two pins at exactly
     /// their rest length) static; solve their particles like the others.
@@ -84,7 +84,7 @@ pub struct RunArgs {
     #[arg(long, default_value = "0,-9.81,0", allow_hyphen_values = true)]
     pub gravity: Vec3Arg,
     /// Fraction of particles given a random initial velocity (default: the scene's).
-    #[arg(long, value_parser = non_negative)]
+    #[arg(long, allow_negative_numbers = true, value_parser = non_negative)]
     pub perturb: Option<f64>,
     /// Wind velocity x,y,z in m/s (turns wind on).
     #[arg(long, allow_hyphen_values = true)]
