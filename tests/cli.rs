@@ -174,6 +174,20 @@ fn invalid_flags_exit_with_code_2() {
             "{args:?}: {err}"
         );
     }
+    // Integer flags are read the same way and name themselves in the error.
+    for (args, flag) in [
+        (vec!["run", "--steps", "-5"], "--steps"),
+        (vec!["run", "--max-iterations", "-1"], "--max-iterations"),
+        (vec!["bench", "paper", "--grids", "-10"], "--grids"),
+    ] {
+        let out = bin().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("invalid value '-") && err.contains(flag),
+            "{args:?}: {err}"
+        );
+    }
 }
 
 #[test]

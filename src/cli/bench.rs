@@ -26,10 +26,10 @@ pub struct BenchArgs {
     #[arg(long, default_value = "bench-out")]
     pub out: PathBuf,
     /// Steps per configuration (default 500, or 30 with --quick).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub steps: Option<u64>,
     /// Grid sizes (default 10,20,30,40,50,100,200; with --quick up to 50).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, allow_negative_numbers = true, value_delimiter = ',')]
     pub grids: Option<Vec<usize>>,
     /// Skip a configuration at larger grids once a smaller grid took more than this many
     /// ms per step.
@@ -37,10 +37,10 @@ pub struct BenchArgs {
     pub budget_ms: f64,
     /// Safety cap on sweeps per pass for the uncapped configurations (default 2000, or 300
     /// with --quick).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub hard_cap: Option<u32>,
     /// Worker threads (0 = all cores).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0)]
     pub threads: usize,
     /// Run only the configurations whose label contains one of these (comma-separated,
     /// e.g. `--only newton,strips`).

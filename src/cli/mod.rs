@@ -153,7 +153,7 @@ pub struct AppArgs {
     #[arg(long, value_name = "PATH")]
     pub screenshot: Option<std::path::PathBuf>,
     /// Frames to render before the screenshot.
-    #[arg(long, default_value_t = 60)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 60)]
     pub frames: u32,
     /// Start recording frame times to PATH (CSV) at launch.
     #[arg(long, value_name = "PATH")]

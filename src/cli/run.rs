@@ -34,10 +34,10 @@ pub struct RunArgs {
     #[arg(long, allow_negative_numbers = true, value_parser = positive)]
     pub tolerance: Option<f64>,
     /// Iteration cap per pass (0 = none; the safety cap still applies).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0)]
     pub max_iterations: u32,
     /// Verlet relaxation passes per step.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 10)]
     pub verlet_passes: u32,
     /// Strain-limit solver: largest stretch b, relative (001: 0.10).
     #[arg(long, allow_negative_numbers = true, default_value_t = 0.10, value_parser = positive)]
@@ -46,29 +46,29 @@ pub struct RunArgs {
     #[arg(long, allow_negative_numbers = true, default_value_t = 0.02, value_parser = positive)]
     pub limit_compress: f64,
     /// Strain-limit solver: linear solves per step (1 = 001 §4 exactly).
-    #[arg(long, default_value_t = crate::sim::StrainLimits::default().passes)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = crate::sim::StrainLimits::default().passes)]
     pub limit_passes: u32,
     /// SLE: solves per position pass.
-    #[arg(long, default_value_t = SimParams::default().sle_max_solves)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = SimParams::default().sle_max_solves)]
     pub max_solves: u32,
     /// Newton: Newton steps (one factorisation each) per position pass before strips
     /// finish it.
-    #[arg(long, default_value_t = SimParams::default().newton_max_steps)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = SimParams::default().newton_max_steps)]
     pub newton_steps: u32,
     /// Time step, s.
     #[arg(long, allow_negative_numbers = true, default_value_t = 1.0 / 30.0, value_parser = positive)]
     pub dt: f64,
     /// Number of steps (frames of `--dt`).
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 100)]
     pub steps: u64,
     /// Split every step into this many substeps of dt/K (statistics are per step).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub substeps: u32,
     /// Random seed for the initial velocities.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     pub seed: u64,
     /// Worker threads (0 = all cores).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0)]
     pub threads: usize,
     /// Pins: corners, top-edge, left-edge, none, or row-major indices like 0,19.
     #[arg(long)]
@@ -96,7 +96,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
     /// Record positions and velocities every K steps into the report (and OBJ frames).
-    #[arg(long, value_name = "K")]
+    #[arg(long, allow_negative_numbers = true, value_name = "K")]
     pub positions_every: Option<u64>,
     /// Write one OBJ file per recorded frame into this directory.
     #[arg(long, value_name = "DIR")]
