@@ -139,6 +139,10 @@ fn invalid_flags_exit_with_code_2() {
         vec!["run", "--limit-passes", "0"],
         vec!["run", "--scene", "curtain-rod", "--grid", "0x3"],
         vec!["run", "--json", "/nonexistent-dir/x.json"],
+        vec!["run", "--json", "/"],
+        vec!["run", "--steps", "18446744073709551615"],
+        vec!["bench", "paper", "--steps", "100000000000"],
+        vec!["run", "--grid", "4294967296x4294967296"],
         vec!["bench", "nothing"],
         vec![
             "bench",

@@ -25,8 +25,9 @@ pub struct BenchArgs {
     /// Output directory for bench.md/json/csv and the plots.
     #[arg(long, default_value = "bench-out")]
     pub out: PathBuf,
-    /// Steps per configuration (default 500, or 30 with --quick).
-    #[arg(long, allow_negative_numbers = true)]
+    /// Steps per configuration (default 500, or 30 with --quick; at most 10 000 000).
+    #[arg(long, allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u64).range(0..=super::run::MAX_STEPS))]
     pub steps: Option<u64>,
     /// Grid sizes (default 10,20,30,40,50,100,200; with --quick up to 50).
     #[arg(long, allow_negative_numbers = true, value_delimiter = ',')]
@@ -199,7 +200,7 @@ fn run_config(
         .build(params)
         .map_err(|e| e.to_string())?;
     let mut solver = cfg.solver.create();
-    let mut times = Vec::with_capacity(steps as usize);
+    let mut times = Vec::with_capacity(steps.min(1 << 16) as usize);
     let (mut iters, mut max_strain, mut capped, mut fallbacks) = (0u64, 0.0f64, 0u64, 0u64);
     let mut series = Vec::new();
     for _ in 0..steps {

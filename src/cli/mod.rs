@@ -35,15 +35,16 @@ impl FromStr for GridArg {
                 (n, n)
             }
         };
-        if w == 0 || h == 0 || w * h < 2 {
-            return Err(format!(
-                "grid `{s}` needs W, H ≥ 1 and at least two particles"
-            ));
-        }
+        // Sides first: W·H of two huge sides would overflow.
         if w > crate::sim::cloth::MAX_GRID_SIDE || h > crate::sim::cloth::MAX_GRID_SIDE {
             return Err(format!(
                 "grid `{s}`: sides above {} are not supported",
                 crate::sim::cloth::MAX_GRID_SIDE
+            ));
+        }
+        if w == 0 || h == 0 || w * h < 2 {
+            return Err(format!(
+                "grid `{s}` needs W, H ≥ 1 and at least two particles"
             ));
         }
         Ok(GridArg {

@@ -58,8 +58,9 @@ pub struct RunArgs {
     /// Time step, s.
     #[arg(long, allow_negative_numbers = true, default_value_t = 1.0 / 30.0, value_parser = positive)]
     pub dt: f64,
-    /// Number of steps (frames of `--dt`).
-    #[arg(long, allow_negative_numbers = true, default_value_t = 100)]
+    /// Number of steps (frames of `--dt`), at most 10 000 000.
+    #[arg(long, allow_negative_numbers = true, default_value_t = 100,
+          value_parser = clap::value_parser!(u64).range(0..=MAX_STEPS))]
     pub steps: u64,
     /// Split every step into this many substeps of dt/K (statistics are per step).
     #[arg(long, allow_negative_numbers = true, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -279,7 +280,19 @@ pub fn build_world(args: &RunArgs) -> Result<World, String> {
     spec.build(params).map_err(|e| e.to_string())
 }
 
-fn check_writable(path: &Path) -> Result<(), String> {
+/// Most steps `run` and `bench` accept (a per-step record is kept for each: 10⁷ steps of
+/// 1/30 s are 3.8 days of simulated time).
+pub const MAX_STEPS: u64 = 10_000_000;
+
+/// Whether a file can be created at `path`: its directory exists and takes a file, and the
+/// path is not itself a directory.
+pub(crate) fn check_writable(path: &Path) -> Result<(), String> {
+    if path.is_dir() {
+        return Err(format!(
+            "cannot write {}: it is a directory",
+            path.display()
+        ));
+    }
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -420,8 +433,8 @@ pub fn simulate(
     if every.is_some() || args.obj_dir.is_some() {
         record(&world, &mut report);
     }
-    let mut times = Vec::with_capacity(args.steps as usize);
-    let mut iters: Vec<u32> = Vec::with_capacity(args.steps as usize);
+    let mut times = Vec::with_capacity(args.steps.min(1 << 16) as usize);
+    let mut iters: Vec<u32> = Vec::with_capacity(args.steps.min(1 << 16) as usize);
     for _ in 0..args.steps {
         let stats: StepStats = match step_frame(&mut world, solver.as_mut(), args.substeps) {
             Ok(s) => s,
