@@ -178,3 +178,30 @@ fn picking_hits_the_particle_under_the_ray() {
     let miss = Ray3d::new(Vec3::new(5.0, 5.0, 5.0), Dir3::Y);
     assert_eq!(impulse_cloth::app::input::pick(&state, miss), None);
 }
+
+/// Bad launch flags are refused before a window opens (exit 2, a message), so these run
+/// without a display: a grid with a single row (nothing to draw or grab) and screenshot
+/// paths Bevy could only fail to write long after start-up.
+#[test]
+fn bad_launch_flags_fail_before_the_window_opens() {
+    let bin = env!("CARGO_BIN_EXE_impulse-cloth");
+    let dir = std::env::temp_dir();
+    let dir_s = dir.to_str().unwrap();
+    for args in [
+        vec!["--grid", "40x1"],
+        vec!["--grid", "1x40"],
+        vec!["--screenshot", "/nonexistent-dir/shot.png"],
+        vec!["--screenshot", "shot-without-extension"],
+        vec!["--screenshot", dir_s],
+    ] {
+        let out = std::process::Command::new(bin)
+            .args(&args)
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with("error: "), "{args:?}: {err}");
+    }
+}

@@ -57,6 +57,19 @@ struct Launch {
 
 /// Open the app.
 pub fn run(args: AppArgs) -> ExitCode {
+    if args.grid.width < 2 || args.grid.height < 2 {
+        eprintln!(
+            "error: the app needs a grid of at least 2×2 particles (a single row or column has \
+             no surface to draw or grab); `impulse-cloth run` simulates it headless"
+        );
+        return ExitCode::from(2);
+    }
+    if let Some(p) = &args.screenshot
+        && let Err(e) = check_screenshot_path(p)
+    {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
     let dt = 1.0 / (60.0 * DEFAULT_SUBSTEPS as f64);
     let params = SimParams {
         dt,
@@ -131,6 +144,23 @@ pub fn run(args: AppArgs) -> ExitCode {
     }
 }
 
+/// A screenshot goes to a `.png` file in an existing, writable directory — checked before
+/// the app opens (and before an old file of that name is removed), because Bevy reports a
+/// failed save only in its log.
+fn check_screenshot_path(p: &std::path::Path) -> Result<(), String> {
+    let png = p
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("png"));
+    if !png {
+        return Err(format!(
+            "screenshot {}: the file name must end in .png",
+            p.display()
+        ));
+    }
+    crate::cli::run::check_writable(p)
+}
+
 fn launch_control(
     mut commands: Commands,
     mut launch: ResMut<Launch>,
@@ -143,8 +173,15 @@ fn launch_control(
                 .spawn(Screenshot::primary_window())
                 .observe(save_to_disk(path.clone()));
             launch.shot_requested = true;
-        } else if launch.shot_requested && (path.exists() || launch.frame > launch.frames + 600) {
+        } else if launch.shot_requested && path.exists() {
             exit.write(AppExit::Success);
+        } else if launch.shot_requested && launch.frame > launch.frames + 600 {
+            // Bevy only logs a failed save; the caller asked for a file and gets none.
+            eprintln!(
+                "error: the screenshot {} was not written within 600 frames",
+                path.display()
+            );
+            exit.write(AppExit::error());
         }
     }
     if let Some(secs) = launch.exit_after

@@ -156,7 +156,8 @@ pub struct AppArgs {
     /// Frames to render before the screenshot.
     #[arg(long, allow_negative_numbers = true, default_value_t = 60)]
     pub frames: u32,
-    /// Start recording frame times to PATH (CSV) at launch.
+    /// Start recording frame times at launch: PATH as CSV (`.csv` added unless it has it),
+    /// with a JSON summary and a PNG chart beside it when the app exits.
     #[arg(long, value_name = "PATH")]
     pub record: Option<std::path::PathBuf>,
     /// Exit after this many seconds.

@@ -158,6 +158,23 @@ pub fn heat(t: f64) -> [f32; 4] {
     }
 }
 
+/// Per-system scratch of [`sync_cloth`]: the strain buffer and the grid shape the mesh's
+/// index buffer was built for.
+#[derive(Default)]
+struct MeshCache {
+    strains: Vec<f64>,
+    shape: (usize, usize, usize),
+}
+
+/// What the cloth mesh's index buffer depends on: the grid's shape, not just its size.
+fn shape_key(cloth: &crate::sim::Cloth) -> (usize, usize, usize) {
+    (
+        cloth.topology.width,
+        cloth.topology.height,
+        cloth.topology.triangles.len(),
+    )
+}
+
 fn sync_cloth(
     state: Res<SimState>,
     view: Res<ViewSettings>,
@@ -165,8 +182,9 @@ fn sync_cloth(
     time: Res<Time<Fixed>>,
     mut meshes: ResMut<Assets<Mesh>>,
     query: Query<&Mesh3d, With<ClothMesh>>,
-    mut strains: Local<Vec<f64>>,
+    mut cache: Local<MeshCache>,
 ) {
+    let MeshCache { strains, shape } = &mut *cache;
     let Ok(handle) = query.single() else { return };
     let Some(mut mesh) = meshes.get_mut(handle) else {
         return;
@@ -194,7 +212,7 @@ fn sync_cloth(
         normals[c] += nrm;
     }
     let colours: Vec<[f32; 4]> = if view.heatmap {
-        cloth.particle_strains(&mut strains);
+        cloth.particle_strains(strains);
         strains
             .iter()
             .map(|&s| heat(s / view.strain_scale))
@@ -219,8 +237,11 @@ fn sync_cloth(
     {
         colours[i] = [1.0, 0.1, 0.9, 1.0];
     }
-    let needs_rebuild = mesh.count_vertices() != n;
-    if needs_rebuild {
+    // A rebuilt grid can keep the particle count (30×30 → 20×45) while every triangle
+    // changes, so the index buffer is rebuilt whenever the grid's shape does.
+    let key = shape_key(cloth);
+    if mesh.count_vertices() != n || *shape != key {
+        *shape = key;
         *mesh = cloth_mesh(&state);
     }
     mesh.insert_attribute(
@@ -331,5 +352,27 @@ fn sync_material(
         if let Some(mut m) = materials.get_mut(handle) {
             m.params.x = if view.heatmap { 1.0 } else { 0.0 };
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::{ScenePreset, SceneSpec, SimParams};
+
+    /// 30×30 and 20×45 have the same 900 particles but no triangle in common: the mesh must
+    /// be rebuilt between them, so their keys differ even though the vertex count does not.
+    #[test]
+    fn same_particle_count_other_shape_rebuilds_the_mesh() {
+        let build = |w, h| {
+            SceneSpec::new(ScenePreset::Hanging, w, h)
+                .build(SimParams::default())
+                .unwrap()
+                .cloth
+        };
+        let (a, b) = (build(30, 30), build(20, 45));
+        assert_eq!(a.len(), b.len());
+        assert_ne!(shape_key(&a), shape_key(&b));
+        assert_eq!(shape_key(&a), shape_key(&build(30, 30)));
     }
 }

@@ -73,8 +73,29 @@ fn frame_time(mut ft: ResMut<FrameTimes>) {
     ft.last = Some(now);
 }
 
+/// A slider that keeps a value it did not set: egui's default clamps the bound value to the
+/// range every frame, so a tolerance of 1e-10 or a size of 20 m from the command line or a
+/// preset would silently change the moment the panel is drawn. Dragging still stays in range.
+fn slider<N: egui::emath::Numeric>(
+    v: &mut N,
+    range: std::ops::RangeInclusive<N>,
+) -> egui::Slider<'_> {
+    egui::Slider::new(v, range).clamping(egui::SliderClamping::Edits)
+}
+
+/// Substeps and time step h = 1 / (rate × substeps) for the panel's two sliders, kept
+/// inside h's valid range ([`crate::sim::params`], 1e-4 to 0.1 s): past it every rebuild and
+/// reset would be refused, so the substeps give way (240 Hz allows 41, not 50).
+fn frame_step(hz: f64, substeps: u32) -> (u32, f64) {
+    let (h_min, h_max, _) = spec("dt");
+    let most = ((1.0 / h_min) / hz).floor().max(1.0) as u32;
+    let substeps = substeps.clamp(1, most);
+    let dt = (1.0 / (hz * substeps as f64)).clamp(h_min, h_max);
+    (substeps, dt)
+}
+
 fn log_slider(ui: &mut egui::Ui, label: &str, v: &mut f64, lo: f64, hi: f64, help: &str) -> bool {
-    ui.add(egui::Slider::new(v, lo..=hi).logarithmic(true).text(label))
+    ui.add(slider(v, lo..=hi).logarithmic(true).text(label))
         .on_hover_text(help)
         .changed()
 }
@@ -133,12 +154,12 @@ fn panel(
                 let p = &mut state.world.params;
                 let (lo, _, help) = spec("tolerance");
                 log_slider(ui, "tolerance", &mut p.tolerance, lo.max(1e-8), 1e-1, help);
-                ui.add(egui::Slider::new(&mut p.max_iterations, 0..=2000).text("iteration cap (0 = none)"))
+                ui.add(slider(&mut p.max_iterations, 0..=2000).text("iteration cap (0 = none)"))
                     .on_hover_text("sweeps per pass; 0 = until the tolerance (safety cap applies)");
-                ui.add(egui::Slider::new(&mut p.sle_max_solves, 1..=50).text("SLE solves"));
-                ui.add(egui::Slider::new(&mut p.newton_max_steps, 1..=200).text("Newton steps"))
+                ui.add(slider(&mut p.sle_max_solves, 1..=50).text("SLE solves"));
+                ui.add(slider(&mut p.newton_max_steps, 1..=200).text("Newton steps"))
                     .on_hover_text("Newton steps per position pass before strips finish it");
-                ui.add(egui::Slider::new(&mut p.verlet_passes, 1..=200).text("Verlet passes"));
+                ui.add(slider(&mut p.verlet_passes, 1..=200).text("Verlet passes"));
                 ui.checkbox(&mut p.velocity_pass, "velocity pass (eq. 3)");
                 ui.checkbox(&mut p.lock_taut_chains, "hold taut chains static")
                     .on_hover_text(
@@ -158,15 +179,17 @@ fn panel(
                         }
                     });
                 ui.horizontal(|ui| {
-                    ui.add(egui::DragValue::new(&mut panel.grid_w).range(2..=256).prefix("W "));
-                    ui.add(egui::DragValue::new(&mut panel.grid_h).range(1..=256).prefix("H "));
+                    // Edits stay within 2..=256 (a single row has no surface to draw or
+                    // grab); a larger grid given on the command line is kept as it is.
+                    ui.add(egui::DragValue::new(&mut panel.grid_w).range(2..=256).clamp_existing_to_range(false).prefix("W "));
+                    ui.add(egui::DragValue::new(&mut panel.grid_h).range(2..=256).clamp_existing_to_range(false).prefix("H "));
                 });
                 let mut size = state.scene.size;
                 let mut mass = state.scene.mass;
                 let mut slack = state.scene.slack;
-                ui.add(egui::Slider::new(&mut size, 0.1..=10.0).text("size (m)"));
-                ui.add(egui::Slider::new(&mut mass, 0.01..=5.0).text("mass (kg)"));
-                ui.add(egui::Slider::new(&mut slack, 0.0..=0.5).text("slack"))
+                ui.add(slider(&mut size, 0.1..=10.0).text("size (m)"));
+                ui.add(slider(&mut mass, 0.01..=5.0).text("mass (kg)"));
+                ui.add(slider(&mut slack, 0.0..=0.5).text("slack"))
                     .on_hover_text("move the pins inward by this fraction of the edge");
                 let changed = preset != state.scene.preset
                     || size != state.scene.size
@@ -191,24 +214,24 @@ fn panel(
                 let p = &mut state.world.params;
                 let mut hz = (1.0 / (p.dt * panel.substeps as f64)).round();
                 let a = ui
-                    .add(egui::Slider::new(&mut hz, 10.0..=240.0).text("frame rate (Hz)"))
+                    .add(slider(&mut hz, 10.0..=240.0).text("frame rate (Hz)"))
                     .on_hover_text("simulated frames per second; each frame is split into substeps");
                 let b = ui
-                    .add(egui::Slider::new(&mut panel.substeps, 1..=50).text("substeps"))
+                    .add(slider(&mut panel.substeps, 1..=50).text("substeps"))
                     .on_hover_text("time step h = 1 / (rate × substeps): smaller steps stretch less per step");
                 if a.changed() || b.changed() {
-                    p.dt = 1.0 / (hz * panel.substeps as f64);
+                    (panel.substeps, p.dt) = frame_step(hz, panel.substeps);
                     fixed.set_timestep_seconds(p.dt);
                 }
                 ui.label(format!("h = {:.2} ms", p.dt * 1e3));
-                ui.add(egui::Slider::new(&mut p.gravity.y, -30.0..=0.0).text("gravity y (m/s²)"));
+                ui.add(slider(&mut p.gravity.y, -30.0..=0.0).text("gravity y (m/s²)"));
                 ui.separator();
                 ui.heading("Springs (004 §3.3)");
                 let (_, kmax, khelp) = spec("stiffness");
-                ui.add(egui::Slider::new(&mut p.shear.stiffness, 0.0..=kmax.min(100.0)).text("shear k (N/m)")).on_hover_text(khelp);
-                ui.add(egui::Slider::new(&mut p.shear.damping, 0.0..=0.1).text("shear damping"));
-                ui.add(egui::Slider::new(&mut p.bend.stiffness, 0.0..=kmax.min(100.0)).text("bend k (N/m)")).on_hover_text(khelp);
-                ui.add(egui::Slider::new(&mut p.bend.damping, 0.0..=0.1).text("bend damping"));
+                ui.add(slider(&mut p.shear.stiffness, 0.0..=kmax.min(100.0)).text("shear k (N/m)")).on_hover_text(khelp);
+                ui.add(slider(&mut p.shear.damping, 0.0..=0.1).text("shear damping"));
+                ui.add(slider(&mut p.bend.stiffness, 0.0..=kmax.min(100.0)).text("bend k (N/m)")).on_hover_text(khelp);
+                ui.add(slider(&mut p.bend.damping, 0.0..=0.1).text("bend damping"));
                 if strain_limit_solver {
                     ui.separator();
                     ui.heading("Strain limits (001)");
@@ -217,23 +240,23 @@ fn panel(
                     log_slider(ui, "stretch b", &mut sl.stretch, lo, hi, help);
                     let (lo, hi, help) = spec("limit_compress");
                     log_slider(ui, "compression a", &mut sl.compress, lo, hi, help);
-                    ui.add(egui::Slider::new(&mut sl.stiffness, 0.0..=kmax.min(500.0)).text("in-limit k (N/m)"))
+                    ui.add(slider(&mut sl.stiffness, 0.0..=kmax.min(500.0)).text("in-limit k (N/m)"))
                         .on_hover_text("structural spring inside the limits (clamped to the explicit-Euler limit)");
                     let (_, pmax, phelp) = spec("limit_passes");
-                    ui.add(egui::Slider::new(&mut sl.passes, 1..=pmax as u32).text("solves per step")).on_hover_text(phelp);
+                    ui.add(slider(&mut sl.passes, 1..=pmax as u32).text("solves per step")).on_hover_text(phelp);
                 }
                 ui.separator();
                 ui.heading("Wind and ball");
                 ui.checkbox(&mut p.wind.enabled, "wind");
-                ui.add(egui::Slider::new(&mut p.wind.velocity.x, -15.0..=15.0).text("wind x (m/s)"));
-                ui.add(egui::Slider::new(&mut p.wind.velocity.z, -15.0..=15.0).text("wind z (m/s)"));
-                ui.add(egui::Slider::new(&mut p.wind.gust, 0.0..=2.0).text("gusts"));
+                ui.add(slider(&mut p.wind.velocity.x, -15.0..=15.0).text("wind x (m/s)"));
+                ui.add(slider(&mut p.wind.velocity.z, -15.0..=15.0).text("wind z (m/s)"));
+                ui.add(slider(&mut p.wind.gust, 0.0..=2.0).text("gusts"));
                 let mut has_ball = p.ball.is_some();
                 if ui.checkbox(&mut has_ball, "ball").changed() {
                     p.ball = has_ball.then(|| Ball::still(glam::DVec3::new(0.0, 0.6, 0.0), 0.2));
                 }
                 if let Some(b) = &mut p.ball {
-                    ui.add(egui::Slider::new(&mut b.radius, 0.02..=1.0).text("radius (m)"));
+                    ui.add(slider(&mut b.radius, 0.02..=1.0).text("radius (m)"));
                     let mut motion = match b.motion {
                         BallMotion::Still => 0,
                         BallMotion::Swing { .. } => 1,
@@ -257,7 +280,7 @@ fn panel(
                         };
                     }
                 }
-                ui.add(egui::Slider::new(&mut p.friction, 0.0..=2.0).text("friction"));
+                ui.add(slider(&mut p.friction, 0.0..=2.0).text("friction"));
                 ui.separator();
                 ui.heading("View");
                 ui.checkbox(&mut view.heatmap, "strain heat-map (H)");
@@ -419,4 +442,29 @@ fn overlay(
                 });
         });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_and_substeps_keep_the_time_step_valid() {
+        for hz in [10.0, 60.0, 120.0, 240.0] {
+            for sub in [0, 1, 10, 41, 42, 50] {
+                let (s, dt) = frame_step(hz, sub);
+                let p = crate::sim::SimParams {
+                    dt,
+                    ..Default::default()
+                };
+                assert!(p.validate().is_ok(), "{hz} Hz × {sub}: h = {dt}");
+                assert!(s >= 1 && s <= sub.max(1));
+                if s == sub {
+                    assert!((dt - 1.0 / (hz * sub as f64)).abs() < 1e-15);
+                }
+            }
+        }
+        assert_eq!(frame_step(240.0, 50).0, 41);
+        assert_eq!(frame_step(60.0, 50).0, 50);
+    }
 }

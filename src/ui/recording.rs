@@ -24,6 +24,9 @@ struct Active {
     step_ms: Vec<f64>,
     frame_ms: Vec<f64>,
     max_strain: f64,
+    /// Steps that ran while the step history (the overlay's) had already let them go —
+    /// only when one frame runs more steps than the history holds; counted, not hidden.
+    dropped: u64,
 }
 
 /// The recorder resource.
@@ -47,8 +50,17 @@ impl Recorder {
         self.status.as_deref()
     }
 
-    /// Start recording into `path` (CSV). Errors are shown in the status line.
+    /// Start recording into `path` (CSV; see [`csv_path`]). Errors are shown in the status
+    /// line.
     pub fn start(&mut self, path: PathBuf, total_steps: u64) {
+        let path = csv_path(path);
+        if path.is_dir() {
+            self.status = Some(format!(
+                "cannot record to {}: it is a directory",
+                path.display()
+            ));
+            return;
+        }
         let tmp = path.with_extension("csv.tmp");
         match File::create(&tmp) {
             Ok(f) => {
@@ -67,6 +79,7 @@ impl Recorder {
                     step_ms: Vec::new(),
                     frame_ms: Vec::new(),
                     max_strain: 0.0,
+                    dropped: 0,
                 });
             }
             Err(e) => self.status = Some(format!("cannot record to {}: {e}", path.display())),
@@ -108,6 +121,7 @@ impl Recorder {
                 "step_ms_mean": mean(&a.step_ms),
                 "frame_ms_mean": mean(&a.frame_ms),
                 "max_strain": a.max_strain,
+                "steps_not_recorded": a.dropped,
             });
             write_atomic(
                 &a.path.with_extension("json"),
@@ -125,9 +139,33 @@ impl Recorder {
             Ok(())
         })();
         self.status = Some(match result {
+            Ok(()) if a.dropped > 0 => format!(
+                "saved {} (+ .json, .png); {} steps ran too fast to record",
+                a.path.display(),
+                a.dropped
+            ),
             Ok(()) => format!("saved {} (+ .json, .png)", a.path.display()),
             Err(e) => format!("recording failed: {e}"),
         });
+    }
+}
+
+/// The CSV path of a recording asked for at `path`: `.csv` kept; `.json` or `.png`, which
+/// would collide with the summary and the chart written next to it, replaced by `.csv`;
+/// anything else (or no extension) gets `.csv` appended.
+pub fn csv_path(path: PathBuf) -> PathBuf {
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+    {
+        Some(e) if e == "csv" => path,
+        Some(e) if e == "json" || e == "png" => path.with_extension("csv"),
+        _ => {
+            let mut s = path.into_os_string();
+            s.push(".csv");
+            PathBuf::from(s)
+        }
     }
 }
 
@@ -194,6 +232,7 @@ pub fn record_rows(mut rec: ResMut<Recorder>, state: Res<SimState>, ft: Res<Fram
     }
     let new = (state.total_steps - a.seen_steps.min(state.total_steps)) as usize;
     a.seen_steps = state.total_steps;
+    a.dropped += new.saturating_sub(state.history.len()) as u64;
     let t = a.start.elapsed().as_secs_f64();
     let p = &state.world.params;
     let (w, h) = (
@@ -245,5 +284,45 @@ pub fn record_rows(mut rec: ResMut<Recorder>, state: Res<SimState>, ft: Res<Fram
     if let Some(e) = err {
         rec.status = Some(format!("recording stopped: {e}"));
         rec.active = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_path_never_collides_with_the_summary_or_chart() {
+        for (asked, csv) in [
+            ("run.csv", "run.csv"),
+            ("run.json", "run.csv"),
+            ("run.PNG", "run.csv"),
+            ("run", "run.csv"),
+            ("run.2024", "run.2024.csv"),
+        ] {
+            let p = csv_path(PathBuf::from(asked));
+            assert_eq!(p, PathBuf::from(csv), "{asked}");
+            assert_ne!(p, p.with_extension("json"));
+            assert_ne!(p, p.with_extension("png"));
+        }
+    }
+
+    /// A recording asked for as `x.json` leaves three distinct, complete files: the CSV
+    /// (header intact), its JSON summary and its chart.
+    #[test]
+    fn recording_to_a_json_name_keeps_all_three_files() {
+        let dir = std::env::temp_dir().join(format!("ic-rec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut r = Recorder::default();
+        r.start(dir.join("x.json"), 0);
+        assert!(r.is_recording(), "{:?}", r.status());
+        r.stop();
+        let csv = std::fs::read_to_string(dir.join("x.csv")).unwrap();
+        assert!(csv.starts_with("kind,time_s"), "{csv}");
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("x.json")).unwrap()).unwrap();
+        assert_eq!(json["steps_not_recorded"], 0);
+        assert!(std::fs::metadata(dir.join("x.png")).unwrap().len() > 0);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
