@@ -295,6 +295,15 @@ pub const FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 
 type PlotResult = Result<(), Box<dyn std::error::Error>>;
 
+/// Draw a chart under a temporary name (still `.png`, which the backend reads the format
+/// from) and rename it, so an interrupted run never leaves a half-drawn figure behind.
+fn atomic_png(path: &Path, draw: impl FnOnce(&Path) -> PlotResult) -> PlotResult {
+    let tmp = path.with_extension("tmp.png");
+    draw(&tmp)?;
+    fs::rename(&tmp, path)?;
+    Ok(())
+}
+
 /// ms per step against grid size, one line per configuration, with the real-time line.
 fn plot_times(path: &Path, title: &str, rows: &[Row], labels: &[&str]) -> PlotResult {
     let grids: Vec<usize> = {
@@ -467,6 +476,9 @@ pub fn main(args: BenchArgs) -> ExitCode {
     }
     let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
     let mut rows = Vec::new();
+    // A configuration that fails (a step that blew up) is reported and skipped at larger
+    // grids; the rows already measured are still written.
+    let mut failures = Vec::new();
     for cfg in configs {
         let mut skip = false;
         for &n in &grids {
@@ -479,7 +491,13 @@ pub fn main(args: BenchArgs) -> ExitCode {
             }
             let row = match run_config(cfg, n, steps, hard_cap, !args.no_taut_lock) {
                 Ok(r) => r,
-                Err(e) => return fail(format!("{} at {n}×{n}: {e}", cfg.label), 1),
+                Err(e) => {
+                    let msg = format!("{} at {n}×{n}: {e}", cfg.label);
+                    eprintln!("{:<16} {n:>4}×{n:<4} FAILED: {e}", cfg.label);
+                    failures.push(msg);
+                    skip = true;
+                    continue;
+                }
             };
             eprintln!(
                 "{:<16} {n:>4}×{n:<4} {:>9.3} ms/step  {:>8.1} it  strain {:.2e}  capped {}/{}",
@@ -494,7 +512,13 @@ pub fn main(args: BenchArgs) -> ExitCode {
             rows.push(row);
         }
     }
-    let md = markdown(&rows, steps, !args.no_taut_lock);
+    let mut md = markdown(&rows, steps, !args.no_taut_lock);
+    if !failures.is_empty() {
+        md.push_str("\nFailed (no row; larger grids of the same configuration skipped):\n\n");
+        for f in &failures {
+            md.push_str(&format!("- {f}\n"));
+        }
+    }
     print!("{md}");
     let out = &args.out;
     let mut errors = Vec::new();
@@ -512,43 +536,49 @@ pub fn main(args: BenchArgs) -> ExitCode {
     let plots: [(&str, PlotResult); 3] = [
         (
             "fig5_iterative.png",
-            plot_times(
-                &out.join("fig5_iterative.png"),
-                "Iterative method by tolerance (cf. 004 Fig. 5)",
-                &rows,
-                &[
-                    "iterative 1e-1",
-                    "iterative 1e-2",
-                    "iterative 1e-3",
-                    "iterative 1e-4",
-                    "iterative cap 5",
-                ],
-            ),
+            atomic_png(&out.join("fig5_iterative.png"), |p| {
+                plot_times(
+                    p,
+                    "Iterative method by tolerance (cf. 004 Fig. 5)",
+                    &rows,
+                    &[
+                        "iterative 1e-1",
+                        "iterative 1e-2",
+                        "iterative 1e-3",
+                        "iterative 1e-4",
+                        "iterative cap 5",
+                    ],
+                )
+            }),
         ),
         (
             "fig6_solvers.png",
-            plot_times(
-                &out.join("fig6_solvers.png"),
-                "Solvers (cf. 004 Fig. 6)",
-                &rows,
-                &[
-                    "iterative 1e-4",
-                    "iterative cap 5",
-                    "sle 1e-6",
-                    "newton 1e-4",
-                    "newton 1e-6",
-                    "strips 1e-2",
-                    "strips 1e-4",
-                    "strips 1e-6",
-                    "verlet 5",
-                    "verlet 20",
-                    "strain-limit x10 substeps",
-                ],
-            ),
+            atomic_png(&out.join("fig6_solvers.png"), |p| {
+                plot_times(
+                    p,
+                    "Solvers (cf. 004 Fig. 6)",
+                    &rows,
+                    &[
+                        "iterative 1e-4",
+                        "iterative cap 5",
+                        "sle 1e-6",
+                        "newton 1e-4",
+                        "newton 1e-6",
+                        "strips 1e-2",
+                        "strips 1e-4",
+                        "strips 1e-6",
+                        "verlet 5",
+                        "verlet 20",
+                        "strain-limit x10 substeps",
+                    ],
+                )
+            }),
         ),
         (
             "fig4_strain.png",
-            plot_strain(&out.join("fig4_strain.png"), &rows, 1.0 / 30.0),
+            atomic_png(&out.join("fig4_strain.png"), |p| {
+                plot_strain(p, &rows, 1.0 / 30.0)
+            }),
         ),
     ];
     for (name, r) in plots {
@@ -558,6 +588,17 @@ pub fn main(args: BenchArgs) -> ExitCode {
     }
     if !errors.is_empty() {
         return fail(format!("could not write: {}", errors.join("; ")), 1);
+    }
+    if !failures.is_empty() {
+        return fail(
+            format!(
+                "{} configuration(s) failed (the other rows were written to {}): {}",
+                failures.len(),
+                out.display(),
+                failures.join("; ")
+            ),
+            1,
+        );
     }
     eprintln!(
         "wrote {}",
