@@ -177,6 +177,12 @@ fn pointer(
         highlight.particle = None;
         return;
     }
+    if drag.plane.is_some() && state.world.grab().is_none() {
+        // The world was rebuilt under the drag (R, a preset, Apply): its grab went with the
+        // old cloth, so the drag ends here too rather than at the button's release.
+        drag.plane = None;
+        highlight.particle = None;
+    }
     let pointer_free = !egui.wants_any_pointer_input();
     let ctrl = keys.pressed(KeyCode::ControlLeft) || keys.pressed(KeyCode::ControlRight);
     if buttons.just_pressed(MouseButton::Left) && pointer_free {
