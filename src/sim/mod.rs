@@ -13,9 +13,11 @@ pub mod dof;
 pub mod error;
 pub mod forces;
 pub mod kernels;
+pub mod kind;
 pub mod params;
 pub mod scene;
 pub mod solver;
+pub mod sparse;
 pub mod stats;
 pub mod taut;
 
@@ -23,12 +25,13 @@ use std::time::Instant;
 
 use glam::DVec3;
 
-pub use cloth::{Cloth, GridSpec, Orientation, Particles, Topology};
+pub use cloth::{CacheKey, Cloth, GridSpec, Orientation, Particles, Topology};
 pub use dof::{Dof, Glider};
 pub use error::SimError;
+pub use kind::SolverKind;
 pub use params::{Ball, BallMotion, ImpulseDirection, SimParams, SpringParams, StrainLimits, Wind};
 pub use scene::{PinSpec, ScenePreset, SceneSpec};
-pub use solver::{ContactModel, Solver, SolverKind, StepCtx};
+pub use solver::{ContactModel, Solver, StepCtx};
 pub use stats::{Phase, PhaseTimings, StepStats};
 
 /// A particle held by the user (001 §5 treats user-held nodes as constrained nodes).

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::solver::SolverKind;
+use super::kind::SolverKind;
 
 /// The phases of one step, in the canonical order (004 Algorithm 1, extended by forces and
 /// collision). The order is written here once; [`crate::sim::World::step`] and the Bevy

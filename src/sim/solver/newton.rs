@@ -60,12 +60,12 @@
 
 use glam::DVec3;
 
-use super::sle::dissection;
-use super::sle::factor::{Factor, SupernodalChoice};
 use super::strips::StripsSolver;
 use super::{Solver, SolverKind, StepCtx};
-use crate::sim::cloth::Cloth;
-use crate::sim::kernels::preview;
+use crate::sim::cloth::{CacheKey, Cloth};
+use crate::sim::kernels::{self, preview};
+use crate::sim::sparse::dissection;
+use crate::sim::sparse::factor::{Factor, SupernodalChoice};
 
 /// Inverse compliance per unit of a constraint's effective mass (1/ε_k = PENALTY /
 /// (k_a + k_b)). Measured on the 50×50 paper scene at 1e-4: 1e8 needs ~12 Newton steps per

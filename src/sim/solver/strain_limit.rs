@@ -43,6 +43,11 @@ use crate::sim::cloth::Cloth;
 use crate::sim::collision::CONTACT_SKIN;
 use crate::sim::dof::Dof;
 use crate::sim::forces::DampedSpring;
+use crate::sim::kernels;
+use crate::sim::sparse::FillOrdering;
+use crate::sim::sparse::dissection;
+use crate::sim::sparse::factor::{Factor, SupernodalChoice};
+use crate::sim::sparse::pattern::LowerPattern;
 
 /// Most solves per step: the first, plus re-solves after releasing contacts that pulled.
 pub const MAX_CONTACT_ROUNDS: u32 = 3;
@@ -248,12 +253,7 @@ impl StrainLimitSolver {
             &self.lower.col_ptr,
             &self.lower.row_idx,
             self.choice,
-            super::sle::dissection::edges_order(
-                &cloth.topology,
-                cloth.len(),
-                &self.rows,
-                super::sle::FillOrdering::Auto,
-            ),
+            dissection::edges_order(&cloth.topology, cloth.len(), &self.rows, FillOrdering::Auto),
         );
         true
     }

@@ -20,17 +20,15 @@
 use glam::DVec3;
 
 use super::iterative::{self, Scratch};
-use super::pattern::LowerPattern;
 use super::strips::StripsSolver;
 use super::{Solver, SolverKind, StepCtx};
-use crate::sim::cloth::Cloth;
-use crate::sim::kernels::preview;
+use crate::sim::cloth::{CacheKey, Cloth};
+use crate::sim::kernels::{self, preview};
+use crate::sim::sparse::dissection;
+use crate::sim::sparse::factor::Factor;
+use crate::sim::sparse::pattern::LowerPattern;
 
-pub(crate) mod dissection;
-pub(crate) mod factor;
-pub use dissection::FillOrdering;
-use factor::Factor;
-pub use factor::SupernodalChoice;
+pub use crate::sim::sparse::{FillOrdering, SupernodalChoice};
 
 /// Pattern of A for one topology and one set of static particles.
 #[derive(Debug, Default)]
