@@ -394,7 +394,7 @@ pub fn simulate(
         particles: world.cloth.len(),
         constraints: topo.edges.len(),
         springs: topo.springs.len(),
-        inverse_masses: world.cloth.particles.inv_mass.clone(),
+        inverse_masses: world.cloth.particles.inv_mass().to_vec(),
         edges: topo.edges.clone(),
         rest_lengths: topo.rest.clone(),
         ms_per_step: TimeSummary::default(),

@@ -112,8 +112,7 @@ impl World {
             particle: i,
             target,
         });
-        self.cloth.particles.inv_mass[i] = 0.0;
-        self.cloth.static_version += 1;
+        self.cloth.hold(i);
         Ok(())
     }
 
@@ -129,14 +128,10 @@ impl World {
     /// Let go of the held particle: its mass is restored (unless it is pinned) and it keeps
     /// its velocity, so a drag can fling the cloth.
     pub fn release_grab(&mut self) {
-        if let Some(g) = self.grab.take() {
-            let p = &mut self.cloth.particles;
-            if p.pinned[g.particle] {
-                p.v[g.particle] = DVec3::ZERO;
-            } else {
-                p.inv_mass[g.particle] = p.base_inv_mass[g.particle];
-            }
-            self.cloth.static_version += 1;
+        if let Some(g) = self.grab.take()
+            && g.particle < self.cloth.len()
+        {
+            self.cloth.let_go(g.particle);
         }
     }
 
@@ -168,8 +163,10 @@ impl World {
                 p.x[i] = at;
                 self.locked.push(i);
             }
-            self.cloth.static_version += 1;
+            self.cloth.statics_changed();
         }
+        // Locked particles are static (the set changed above if they are new; otherwise
+        // this only undoes an unpin of a locked particle since the last step).
         let p = &mut self.cloth.particles;
         for &i in &self.locked {
             p.inv_mass[i] = 0.0;
