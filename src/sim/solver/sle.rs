@@ -37,8 +37,8 @@ struct Pattern {
     rows: Vec<u32>,
     /// Lower triangle with the coupling behind each entry.
     lower: LowerPattern,
-    /// Key the pattern was built for: (edge count, static_version, particle count).
-    key: (usize, u64, usize),
+    /// The cloth (topology and static set) the pattern was built for.
+    key: CacheKey,
 }
 
 impl Pattern {
@@ -56,16 +56,8 @@ impl Pattern {
         Pattern {
             rows,
             lower,
-            key: (t.edges.len(), cloth.static_version, cloth.len()),
+            key: cloth.cache_key(),
         }
-    }
-
-    fn key_of(cloth: &Cloth) -> (usize, u64, usize) {
-        (
-            cloth.topology.edges.len(),
-            cloth.static_version,
-            cloth.len(),
-        )
     }
 }
 
@@ -95,6 +87,10 @@ pub struct SleSolver {
     factored: bool,
     damping: f64,
     total: Vec<f64>,
+    /// The rows (edges) `total` belongs to, and the (topology, step) of this solver's last
+    /// position pass: the warm start is used only by the next step of the same cloth.
+    total_rows: Vec<u32>,
+    last_pass: Option<(u64, u64)>,
     fallback: Scratch,
     polish: StripsSolver,
 }
@@ -111,7 +107,7 @@ impl SleSolver {
     /// Rebuild the pattern and symbolic analysis if the topology or static set changed.
     /// Returns whether it did.
     fn ensure_pattern(&mut self, cloth: &Cloth) -> bool {
-        if self.factor.is_some() && self.pattern.key == Pattern::key_of(cloth) {
+        if self.factor.is_some() && self.pattern.key == cloth.cache_key() {
             return false;
         }
         self.pattern = Pattern::build(cloth);
@@ -282,7 +278,10 @@ impl Solver for SleSolver {
 
     fn position_pass(&mut self, ctx: &mut StepCtx<'_>) {
         self.factored = false;
-        ctx.stats.sle_symbolic = self.ensure_pattern(ctx.cloth);
+        ctx.stats.symbolic_analysis = self.ensure_pattern(ctx.cloth);
+        let topology = ctx.cloth.topology.id();
+        let continues = self.last_pass == Some((topology, ctx.stats.step.wrapping_sub(1)));
+        self.last_pass = Some((topology, ctx.stats.step));
         let tol = ctx.params.tolerance;
         let nrows = self.pattern.rows.len();
         if nrows == 0 {
@@ -299,7 +298,7 @@ impl Solver for SleSolver {
         // Warm start: a cloth hanging or sliding needs much the same impulses every step,
         // so start the nonlinear solve from last step's accumulated impulses (along this
         // step's directions). Kept only if it lowers the merit function.
-        if self.total.len() == nrows && ctx.params.velocity_pass {
+        if continues && self.total_rows == self.pattern.rows && ctx.params.velocity_pass {
             let (_, cold) = self.preview_errors(ctx);
             std::mem::swap(&mut self.lambda, &mut self.total);
             self.apply(ctx.cloth, 1.0);
@@ -312,6 +311,7 @@ impl Solver for SleSolver {
         } else {
             self.total.clear();
             self.total.resize(nrows, 0.0);
+            self.total_rows.clone_from(&self.pattern.rows);
         }
         let mut factorizations = 1;
         let max_solves = ctx.params.capped(ctx.params.sle_max_solves);

@@ -80,6 +80,8 @@ pub struct StrainLimitSolver {
     /// Faer kernel choice (same measured threshold as the SLE).
     pub choice: SupernodalChoice,
     rows: Vec<u32>,
+    /// [`crate::sim::Topology::id`] the pattern of `rows` was built for.
+    topology: u64,
     lower: LowerPattern,
     factor: Option<Factor>,
     dof: Vec<Dof>,
@@ -241,10 +243,16 @@ impl StrainLimitSolver {
 
     /// Rebuild the lower-triangle pattern and the symbolic analysis if the row set changed.
     fn ensure_pattern(&mut self, cloth: &Cloth) -> bool {
-        if self.factor.is_some() && self.rows == self.candidate {
+        // The pattern depends on the topology and the row set only (every shared particle
+        // couples, static or not).
+        if self.factor.is_some()
+            && self.topology == cloth.topology.id()
+            && self.rows == self.candidate
+        {
             return false;
         }
         self.rows.clone_from(&self.candidate);
+        self.topology = cloth.topology.id();
         // Every shared particle couples: a fixed one contributes zeros (C = 0), which keeps
         // the pattern independent of which particles are held.
         self.lower = LowerPattern::build(&cloth.topology.edges, &self.rows, cloth.len(), |_| true);

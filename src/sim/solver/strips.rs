@@ -295,7 +295,8 @@ pub const PAR_MIN_FAMILY: usize = 4096;
 #[derive(Debug, Default)]
 pub struct StripsSolver {
     chains: [Vec<Chain>; 2],
-    key: (usize, usize),
+    /// [`crate::sim::Topology::id`] the chains were built for (0: none yet).
+    topology: u64,
     /// Every chain's links for the pass in progress, rows then columns, chain by chain.
     links: Vec<StripLink>,
     /// Each family's chains as ranges of `links`.
@@ -307,10 +308,10 @@ pub struct StripsSolver {
 
 impl StripsSolver {
     fn ensure_chains(&mut self, cloth: &Cloth) {
-        let key = (cloth.topology.edges.len(), cloth.len());
-        if self.key != key || self.chains[0].is_empty() && self.chains[1].is_empty() {
+        // The chains depend on the topology alone, not on which particles are static.
+        if self.topology != cloth.topology.id() {
             self.chains = grid_chains(cloth);
-            self.key = key;
+            self.topology = cloth.topology.id();
         }
     }
 

@@ -19,6 +19,8 @@ use crate::sim::collision::project_out;
 #[derive(Debug, Default, Clone)]
 pub struct VerletSolver {
     x_old: Vec<DVec3>,
+    /// (topology, step) whose position pass filled `x_old`.
+    x_old_of: Option<(u64, u64)>,
 }
 
 /// One relaxation pass (003's `satisfyConstraint`, mass-weighted, 004's strain measure):
@@ -70,6 +72,7 @@ impl Solver for VerletSolver {
         let p = &mut ctx.cloth.particles;
         self.x_old.clear();
         self.x_old.extend_from_slice(&p.x);
+        self.x_old_of = Some((ctx.cloth.topology.id(), ctx.stats.step));
         for i in 0..p.x.len() {
             // Static (pinned or grabbed) particles follow their velocity undamped, so a
             // grabbed particle lands exactly on its target.
@@ -105,10 +108,11 @@ impl Solver for VerletSolver {
 
     fn integrate(&mut self, ctx: &mut StepCtx<'_>) {
         let h = ctx.params.dt;
-        let p = &mut ctx.cloth.particles;
-        if self.x_old.len() != p.len() {
+        // Only the positions this solver's own position pass of this step saved.
+        if self.x_old_of != Some((ctx.cloth.topology.id(), ctx.stats.step)) {
             return;
         }
+        let p = &mut ctx.cloth.particles;
         for i in 0..p.len() {
             p.v[i] = (p.x[i] - self.x_old[i]) / h;
         }
