@@ -226,9 +226,9 @@ fn gliders_move_only_along_their_rod() {
         } else if k == 300 {
             w.release_grab();
         }
-        w.begin_step(SolverKind::StrainLimit);
+        w.begin_step(SolverKind::StrainLimit).unwrap();
         for phase in Phase::ORDER {
-            w.run_phase(phase, s.as_mut());
+            w.run_phase(phase, s.as_mut()).unwrap();
             if phase == Phase::Position {
                 // Inside the system, before any projection: velocity along the rod only.
                 for g in &gliders {
