@@ -74,6 +74,13 @@ pub trait Solver: Send + Sync {
 
     /// Velocity constraints at t + h (eq. 3).
     fn velocity_pass(&mut self, ctx: &mut StepCtx<'_>);
+
+    /// Whether [`Solver::velocity_pass`] solves the velocity constraints of eq. 3, so that
+    /// the world skips it when [`SimParams::velocity_pass`] is off. The strain-limit
+    /// solver's only measures the limits (and Verlet's is empty): they always run.
+    fn solves_velocity_constraints(&self) -> bool {
+        true
+    }
 }
 
 /// 004 §3.1: c += v·h + ½·a·h², v += a·h for every particle (static ones have v = a = 0).

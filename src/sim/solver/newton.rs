@@ -278,7 +278,7 @@ impl NewtonSolver {
             let l0 = t.rest[e as usize];
             let d = self.x[b as usize] - self.x[a as usize];
             let len = d.length();
-            if len.is_nan() || len <= 1e-9 * l0 {
+            if kernels::is_degenerate(len, l0) {
                 return None;
             }
             self.c[r] = len - l0;
@@ -459,8 +459,8 @@ impl Solver for NewtonSolver {
         }
         let s = &mut *ctx.stats;
         s.position_iterations = solves;
-        s.sle_factorizations = solves + u32::from(!ok);
-        s.sle_solves = solves;
+        s.factorizations = solves + u32::from(!ok);
+        s.linear_solves = solves;
         let Some(worst) = worst.filter(|&w| ok && w.is_finite() && w <= start.max(tol)) else {
             // A collapsed constraint, a matrix that lost definiteness, or Newton steps that
             // left the preview worse than they found it: keep the preview, let strips do the
@@ -489,15 +489,10 @@ impl Solver for NewtonSolver {
     }
 
     fn velocity_pass(&mut self, ctx: &mut StepCtx<'_>) {
-        if !ctx.params.velocity_pass {
-            return;
-        }
         // Strips sweeps (002), not a factorisation: the velocity constraints are linear, the
         // position pass leaves no constraint-space factor to reuse, and a fresh exact SLE
         // solve at the end-of-step directions cost 2.2 ms of a 50×50 step against 0.3–0.5
         // ms for the sweeps that meet the same tolerance (README, Numerics).
-        let (sweeps, converged) = self.polish.sweeps(ctx, true);
-        ctx.stats.velocity_iterations = sweeps;
-        ctx.stats.velocity_capped = !converged;
+        self.polish.velocity_pass(ctx);
     }
 }

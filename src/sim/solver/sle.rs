@@ -184,7 +184,7 @@ impl SleSolver {
             let pb = preview(p.x[b], p.v[b], accel[b], h);
             let d = pb - pa;
             let l = d.length();
-            if l.is_nan() || l <= 1e-9 * t.rest[e as usize] {
+            if kernels::is_degenerate(l, t.rest[e as usize]) {
                 return false;
             }
             self.dirs[r] = d / l;
@@ -250,10 +250,8 @@ impl SleSolver {
         for (r, &e) in self.pattern.rows.iter().enumerate() {
             let [a, b] = t.edges[e as usize];
             let (a, b) = (a as usize, b as usize);
-            let pa = preview(p.x[a], p.v[a], ctx.accel[a], h);
-            let pb = preview(p.x[b], p.v[b], ctx.accel[b], h);
             let l0 = t.rest[e as usize];
-            let err = pa.distance(pb) - l0;
+            let err = kernels::preview_distance(&p.x, &p.v, ctx.accel, a, b, h) - l0;
             worst = worst.max(err.abs() / l0);
             merit += (err / l0) * (err / l0);
             self.rhs[r] = -err / h;
@@ -267,7 +265,7 @@ impl SleSolver {
         ctx.stats.fell_back = true;
         ctx.stats.position_iterations = r.sweeps;
         ctx.stats
-            .set_position_outcome(r.residual, r.converged, cap == ctx.params.hard_cap);
+            .set_capped_position_outcome(r.residual, r.converged, cap, ctx.params.hard_cap);
     }
 }
 
@@ -375,7 +373,7 @@ impl Solver for SleSolver {
             prev_worst = worst;
             prev_merit = merit;
             let res = self.solve();
-            ctx.stats.sle_residual = ctx.stats.sle_residual.max(res);
+            ctx.stats.solve_residual = ctx.stats.solve_residual.max(res);
             self.apply(ctx.cloth, 1.0);
             for (t, l) in self.total.iter_mut().zip(&self.lambda) {
                 *t += l;
@@ -384,8 +382,8 @@ impl Solver for SleSolver {
         }
         let s = &mut *ctx.stats;
         s.position_iterations = solves;
-        s.sle_solves += solves;
-        s.sle_factorizations = factorizations;
+        s.linear_solves += solves;
+        s.factorizations = factorizations;
         s.set_position_outcome(worst, worst <= tol, false);
         if !s.converged {
             // The damped Newton iteration did not reach the tolerance (strongly nonlinear
@@ -397,9 +395,6 @@ impl Solver for SleSolver {
     }
 
     fn velocity_pass(&mut self, ctx: &mut StepCtx<'_>) {
-        if !ctx.params.velocity_pass {
-            return;
-        }
         if !self.factored {
             // The step fell back (or had no rows): the iterative velocity pass matches.
             let r = iterative::velocity_pass(
@@ -408,8 +403,7 @@ impl Solver for SleSolver {
                 ctx.params.effective_cap(),
                 &mut self.fallback,
             );
-            ctx.stats.velocity_iterations = r.sweeps;
-            ctx.stats.velocity_capped = !r.converged;
+            ctx.stats.set_velocity_outcome(r.sweeps, r.converged);
             return;
         }
         if ctx.stats.polish_sweeps > 0 {
@@ -417,9 +411,7 @@ impl Solver for SleSolver {
             // iterate that stalled far from the end of the step: chord solves with it
             // converge slowly (50×50 paper scene: 3.2 ms for the velocity pass against
             // 0.8 ms for strips sweeps alone).
-            let (sweeps, converged) = self.polish.sweeps(ctx, true);
-            ctx.stats.velocity_iterations = sweeps;
-            ctx.stats.velocity_capped = !converged;
+            self.polish.velocity_pass(ctx);
             return;
         }
         let h = ctx.params.dt;
@@ -437,7 +429,8 @@ impl Solver for SleSolver {
                 for (r, &e) in self.pattern.rows.iter().enumerate() {
                     let [a, b] = t.edges[e as usize];
                     let (a, b) = (a as usize, b as usize);
-                    let n = (p.x[b] - p.x[a]).normalize_or_zero();
+                    let n =
+                        kernels::unit(p.x[a], p.x[b], t.rest[e as usize]).unwrap_or(DVec3::ZERO);
                     let rel = (p.v[b] - p.v[a]).dot(n);
                     worst = worst.max(rel.abs() * h / t.rest[e as usize]);
                     self.rhs[r] = -rel;
@@ -452,15 +445,13 @@ impl Solver for SleSolver {
             }
             prev_worst = worst;
             let res = self.solve();
-            ctx.stats.sle_residual = ctx.stats.sle_residual.max(res);
+            ctx.stats.solve_residual = ctx.stats.solve_residual.max(res);
             self.apply(ctx.cloth, 1.0);
             solves += 1;
         }
-        ctx.stats.velocity_iterations = solves;
-        ctx.stats.sle_solves += solves;
+        ctx.stats.linear_solves += solves;
         // Whatever the stale factor left, strips finish (usually 0–1 sweeps).
         let (sweeps, converged) = self.polish.sweeps(ctx, true);
-        ctx.stats.velocity_iterations += sweeps;
-        ctx.stats.velocity_capped = !converged;
+        ctx.stats.set_velocity_outcome(solves + sweeps, converged);
     }
 }

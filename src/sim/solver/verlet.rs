@@ -14,6 +14,7 @@ use glam::DVec3;
 use super::{ContactModel, Solver, SolverKind, StepCtx};
 use crate::sim::cloth::Cloth;
 use crate::sim::collision::project_out;
+use crate::sim::kernels;
 
 /// The Verlet baseline (003).
 #[derive(Debug, Default, Clone)]
@@ -44,7 +45,7 @@ pub fn relax_pass(cloth: &mut Cloth, tol: f64) -> (bool, f64) {
             let len = d.length();
             let l = t.rest[e];
             let s = (len - l).abs() / l;
-            if s <= tol || len < 1e-300 {
+            if s <= tol || kernels::is_degenerate(len, l) {
                 continue;
             }
             worst = worst.max(s);
@@ -64,6 +65,10 @@ impl Solver for VerletSolver {
 
     fn contact_model(&self) -> ContactModel {
         ContactModel::Projection
+    }
+
+    fn solves_velocity_constraints(&self) -> bool {
+        false
     }
 
     fn position_pass(&mut self, ctx: &mut StepCtx<'_>) {
