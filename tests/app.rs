@@ -99,7 +99,7 @@ fn pin_and_grab_reach_the_cloth() {
     {
         let mut state = app.world_mut().resource_mut::<SimState>();
         state.world.cloth.set_pinned(143, true).unwrap();
-        assert_eq!(state.world.cloth.particles.inv_mass[143], 0.0);
+        assert_eq!(state.world.cloth.particles.inv_mass()[143], 0.0);
     }
     let pinned_at = app.world().resource::<SimState>().world.cloth.particles.x[143];
     let target = {

@@ -189,7 +189,7 @@ fn pointer(
         let Some(ray) = ray else { return };
         let Some(i) = pick(&state, ray) else { return };
         if ctrl {
-            let pinned = state.world.cloth.particles.pinned[i];
+            let pinned = state.world.cloth.particles.pinned()[i];
             if let Err(e) = state.world.cloth.set_pinned(i, !pinned) {
                 state.error = Some(e.to_string());
             }

@@ -175,7 +175,17 @@ fn run(state: &mut SimState, phase: Phase) {
         return;
     }
     let SimState { world, solver, .. } = state;
-    world.run_phase(phase, solver.as_mut());
+    if let Err(e) = world.run_phase(phase, solver.as_mut()) {
+        abandon_step(state, e);
+    }
+}
+
+/// A step that could not go on: undo it, show the error and pause.
+fn abandon_step(state: &mut SimState, e: SimError) {
+    state.world.abort_step();
+    state.in_step = false;
+    state.error = Some(e.to_string());
+    state.paused = true;
 }
 
 fn begin_and_forces(mut state: ResMut<SimState>) {
@@ -185,7 +195,10 @@ fn begin_and_forces(mut state: ResMut<SimState>) {
     }
     state.step_once = false;
     state.prev_x.clone_from(&state.world.cloth.particles.x);
-    state.world.begin_step(state.kind);
+    if let Err(e) = state.world.begin_step(state.kind) {
+        abandon_step(state, e);
+        return;
+    }
     state.in_step = true;
     run(state, Phase::Forces);
 }
@@ -208,6 +221,9 @@ fn velocity_and_finish(mut state: ResMut<SimState>) {
         return;
     }
     run(state, Phase::Velocity);
+    if !state.in_step {
+        return;
+    }
     state.in_step = false;
     match state.world.finish_step() {
         Ok(stats) => {

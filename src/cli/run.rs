@@ -351,20 +351,20 @@ pub fn step_frame(
         }
         total.position_iterations += s.position_iterations;
         total.velocity_iterations += s.velocity_iterations;
-        total.sle_solves += s.sle_solves;
-        total.sle_factorizations += s.sle_factorizations;
+        total.linear_solves += s.linear_solves;
+        total.factorizations += s.factorizations;
         total.polish_sweeps += s.polish_sweeps;
         total.locked_particles = total.locked_particles.max(s.locked_particles);
         total.max_strain = total.max_strain.max(s.max_strain);
         total.mean_strain = s.mean_strain;
         total.position_residual = total.position_residual.max(s.position_residual);
-        total.sle_residual = total.sle_residual.max(s.sle_residual);
+        total.solve_residual = total.solve_residual.max(s.solve_residual);
         total.converged &= s.converged;
         total.capped |= s.capped;
         total.hard_capped |= s.hard_capped;
         total.velocity_capped |= s.velocity_capped;
         total.fell_back |= s.fell_back;
-        total.sle_symbolic |= s.sle_symbolic;
+        total.symbolic_analysis |= s.symbolic_analysis;
         total.limit_violations = total.limit_violations.max(s.limit_violations);
         total.limit_excess = total.limit_excess.max(s.limit_excess);
         total.constrained_particles = total.constrained_particles.max(s.constrained_particles);
@@ -394,7 +394,7 @@ pub fn simulate(
         particles: world.cloth.len(),
         constraints: topo.edges.len(),
         springs: topo.springs.len(),
-        inverse_masses: world.cloth.particles.inv_mass.clone(),
+        inverse_masses: world.cloth.particles.inv_mass().to_vec(),
         edges: topo.edges.clone(),
         rest_lengths: topo.rest.clone(),
         ms_per_step: TimeSummary::default(),
@@ -449,8 +449,8 @@ pub fn simulate(
         if let Some(l) = &mut report.strain_limit {
             outside += stats.limit_violations as u64;
             l.worst_excess = l.worst_excess.max(stats.limit_excess);
-            l.solved_steps += u64::from(stats.sle_solves > 0);
-            l.symbolic_analyses += u64::from(stats.sle_symbolic);
+            l.solved_steps += u64::from(stats.linear_solves > 0);
+            l.symbolic_analyses += u64::from(stats.symbolic_analysis);
         }
         report.capped_steps += u64::from(stats.ended_outside(world.params.tolerance));
         report.fallback_steps += stats.fell_back as u64;

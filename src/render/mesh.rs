@@ -228,7 +228,7 @@ fn sync_cloth(
     };
     let mut colours = colours;
     for (i, col) in colours.iter_mut().enumerate() {
-        if cloth.particles.pinned[i] {
+        if cloth.particles.pinned()[i] {
             *col = [1.0, 0.85, 0.1, 1.0];
         }
     }

@@ -1,15 +1,47 @@
 //! The cloth: particles as separate arrays and the constraint topology of a grid
 //! (004 §3.3, Figs. 1–2).
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use glam::DVec3;
 
 use super::error::SimError;
+
+/// Source of [`fresh_identity`]: every value is handed out once per process.
+static NEXT_IDENTITY: AtomicU64 = AtomicU64::new(1);
+
+/// A value no earlier call in this process returned (never 0, so 0 can mean "nothing
+/// cached yet"). Topologies take one when they are built and static sets every time they
+/// change, so two different cloths can never share a solver's cache key ([`CacheKey`]).
+pub(crate) fn fresh_identity() -> u64 {
+    NEXT_IDENTITY.fetch_add(1, Ordering::Relaxed)
+}
+
+/// What a solver's cached data (patterns, symbolic factorisations, chains, warm starts)
+/// depends on, besides its own settings: which topology, and which set of static particles.
+///
+/// Both parts are process-unique ([`fresh_identity`]): a topology keeps its identity for
+/// life and through clones (a clone has the same constraints), and the static set draws a
+/// new version whenever it changes, so keys of two different cloths — even of equal
+/// particle and constraint counts, or of two clones pinned differently — never collide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct CacheKey {
+    /// [`Topology::id`] of the cloth.
+    pub topology: u64,
+    /// [`Cloth::static_version`] of the cloth.
+    pub statics: u64,
+}
 
 /// Largest supported grid side. 256×256 is the promised minimum; beyond 1024 the
 /// interactive tools are pointless and the memory for the SLE grows quickly.
 pub const MAX_GRID_SIDE: usize = 1024;
 
 /// Particle state in struct-of-arrays form (004 §3.1: mass, position, velocity).
+///
+/// Positions and velocities are open to change; which particles are static is not: the
+/// solvers cache patterns per set of static particles, so inverse masses and pins change
+/// only through [`Cloth::set_pinned`] and the world's grab and taut-chain handling, which
+/// keep [`Cloth::static_version`] right.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Particles {
     /// Positions, m.
@@ -17,14 +49,30 @@ pub struct Particles {
     /// Velocities, m/s.
     pub v: Vec<DVec3>,
     /// Inverse mass used by the solvers (k of eq. 1): 0 for static particles.
-    pub inv_mass: Vec<f64>,
+    pub(crate) inv_mass: Vec<f64>,
     /// Inverse mass the particle has when it is neither pinned nor grabbed.
-    pub base_inv_mass: Vec<f64>,
+    pub(crate) base_inv_mass: Vec<f64>,
     /// Pinned by the user or the scene.
-    pub pinned: Vec<bool>,
+    pub(crate) pinned: Vec<bool>,
 }
 
 impl Particles {
+    /// Inverse mass used by the solvers (k of eq. 1) of every particle: 0 for static
+    /// (pinned, held or locked) particles.
+    pub fn inv_mass(&self) -> &[f64] {
+        &self.inv_mass
+    }
+
+    /// Inverse mass of every particle when it is neither pinned nor held.
+    pub fn base_inv_mass(&self) -> &[f64] {
+        &self.base_inv_mass
+    }
+
+    /// Whether each particle is pinned by the user or the scene.
+    pub fn pinned(&self) -> &[bool] {
+        &self.pinned
+    }
+
     /// Number of particles.
     pub fn len(&self) -> usize {
         self.x.len()
@@ -94,8 +142,14 @@ pub enum Orientation {
 
 /// Structural constraints, springs, triangles and the colouring used by the parallel
 /// Gauss–Seidel sweep. Built once per grid; never changes while the cloth lives.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Every topology built has a process-unique [`Topology::id`] (kept by clones) that the
+/// solvers key their caches on: the structure (sides, edges) must not be changed after
+/// construction — build a new cloth instead. Rest lengths may be adjusted (the curtain-rod
+/// scene sews pleats): no cache depends on them.
+#[derive(Debug, Clone)]
 pub struct Topology {
+    id: u64,
     /// Particles per row.
     pub width: usize,
     /// Number of rows.
@@ -113,7 +167,32 @@ pub struct Topology {
     pub colours: Vec<Vec<u32>>,
 }
 
+/// Equal content; the identity is not compared.
+impl PartialEq for Topology {
+    fn eq(&self, o: &Self) -> bool {
+        self.width == o.width
+            && self.height == o.height
+            && self.edges == o.edges
+            && self.rest == o.rest
+            && self.springs == o.springs
+            && self.triangles == o.triangles
+            && self.colours == o.colours
+    }
+}
+
 impl Topology {
+    /// Process-unique identity of this topology (shared by its clones).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The cloth's size at rest, m: its longer side, (max(W, H) − 1) times the longest
+    /// rest length (at least one rest length). The scale of [`crate::sim::MAX_SANE_TRAVEL`].
+    pub fn rest_extent(&self) -> f64 {
+        let longest = self.rest.iter().copied().fold(0.0, f64::max);
+        (self.width.max(self.height).saturating_sub(1)).max(1) as f64 * longest
+    }
+
     /// Number of structural constraints.
     pub fn constraint_count(&self) -> usize {
         self.edges.len()
@@ -226,15 +305,22 @@ impl GridSpec {
 
 /// A cloth: particles plus topology. The solvers do not own it, so switching solvers
 /// between two steps keeps the cloth exactly where it is.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Cloth {
     /// Particle state.
     pub particles: Particles,
     /// Constraints and springs.
     pub topology: Topology,
-    /// Incremented whenever the set of static particles changes (pin, unpin, grab,
-    /// release); the SLE solver rebuilds its pattern when it does.
-    pub static_version: u64,
+    /// Version of the set of static particles: a fresh process-unique value
+    /// ([`fresh_identity`]) whenever it changes (pin, unpin, grab, release, taut chains).
+    static_version: u64,
+}
+
+/// Equal state (particles and topology); identities and versions are not compared.
+impl PartialEq for Cloth {
+    fn eq(&self, o: &Self) -> bool {
+        self.particles == o.particles && self.topology == o.topology
+    }
 }
 
 impl Cloth {
@@ -317,6 +403,7 @@ impl Cloth {
                 x,
             },
             topology: Topology {
+                id: fresh_identity(),
                 width: w,
                 height: h,
                 edges,
@@ -325,13 +412,52 @@ impl Cloth {
                 triangles,
                 colours,
             },
-            static_version: 0,
+            static_version: fresh_identity(),
         })
     }
 
     /// Number of particles.
     pub fn len(&self) -> usize {
         self.particles.len()
+    }
+
+    /// Version of the set of static particles: changes (to a value never used before in
+    /// this process) whenever a particle becomes static or dynamic.
+    pub fn static_version(&self) -> u64 {
+        self.static_version
+    }
+
+    /// The key of the solver caches for this cloth as it is now.
+    pub fn cache_key(&self) -> CacheKey {
+        CacheKey {
+            topology: self.topology.id,
+            statics: self.static_version,
+        }
+    }
+
+    /// Record that the set of static particles (may have) changed: solvers rebuild what
+    /// they cached for the old one.
+    pub(crate) fn statics_changed(&mut self) {
+        self.static_version = fresh_identity();
+    }
+
+    /// Make particle `i` static while it is held (grabbed or locked in a taut chain): its
+    /// inverse mass becomes 0.
+    pub(crate) fn hold(&mut self, i: usize) {
+        self.particles.inv_mass[i] = 0.0;
+        self.statics_changed();
+    }
+
+    /// Let go of particle `i`: a pinned particle stays static and stops, any other gets its
+    /// inverse mass back and keeps its velocity.
+    pub(crate) fn let_go(&mut self, i: usize) {
+        let p = &mut self.particles;
+        if p.pinned[i] {
+            p.v[i] = DVec3::ZERO;
+        } else {
+            p.inv_mass[i] = p.base_inv_mass[i];
+        }
+        self.statics_changed();
     }
 
     /// Whether the cloth has no particles (never true for a built grid).
@@ -386,11 +512,11 @@ impl Cloth {
     /// or its original value. A pinned particle's velocity is zeroed.
     pub fn set_pinned(&mut self, i: usize, pinned: bool) -> Result<(), SimError> {
         self.check_index(i)?;
-        let p = &mut self.particles;
-        if p.pinned[i] != pinned {
-            p.pinned[i] = pinned;
-            self.static_version += 1;
+        if self.particles.pinned[i] != pinned {
+            self.particles.pinned[i] = pinned;
+            self.statics_changed();
         }
+        let p = &mut self.particles;
         if pinned {
             p.inv_mass[i] = 0.0;
             p.v[i] = DVec3::ZERO;

@@ -6,6 +6,8 @@
 
 use thiserror::Error;
 
+use super::kind::SolverKind;
+
 /// Everything that can go wrong when building or stepping a cloth.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum SimError {
@@ -47,6 +49,53 @@ pub enum SimError {
         /// First particle found with a non-finite value.
         particle: usize,
     },
+    /// A step diverged: a value far beyond anything a sane step produces (see
+    /// [`crate::sim::MAX_SANE_STRAIN`], [`crate::sim::MAX_SANE_TRAVEL`]); the state from
+    /// before the step was restored.
+    #[error(
+        "step {step} diverged: {what} {value:.3e} is beyond the sane bound {limit:.3e}; the state before the step was kept"
+    )]
+    Diverged {
+        /// Index of the failed step (0-based count of steps taken before it).
+        step: u64,
+        /// What ran away: `"strain"` or the distance a particle travelled in the step.
+        what: &'static str,
+        /// Its value.
+        value: f64,
+        /// The bound it passed.
+        limit: f64,
+    },
+    /// The cloth already holds a non-finite value, so no step is taken.
+    #[error(
+        "the cloth's {what} at particle {particle} is not finite; no step is taken (rebuild or reset the cloth)"
+    )]
+    NonFiniteState {
+        /// `"position"` or `"velocity"`.
+        what: &'static str,
+        /// First particle found with a non-finite value.
+        particle: usize,
+    },
+    /// The step calls came out of order: a step is [`crate::sim::World::begin_step`],
+    /// every phase of [`crate::sim::Phase::ORDER`] once in order, then
+    /// [`crate::sim::World::finish_step`].
+    #[error("step calls out of order: expected {expected}, got {got}")]
+    PhaseOutOfOrder {
+        /// The call the step cycle was waiting for.
+        expected: &'static str,
+        /// The call that came.
+        got: &'static str,
+    },
+    /// A phase was run with a solver of another kind than the step began with.
+    #[error("the step began with the {began} solver but a phase was run with {got}")]
+    SolverMismatch {
+        /// The kind passed to [`crate::sim::World::begin_step`].
+        began: SolverKind,
+        /// The kind of the solver passed to the phase.
+        got: SolverKind,
+    },
+    /// The world's cloth was replaced in the middle of a step; the step was abandoned.
+    #[error("the cloth was replaced in the middle of a step; the step was abandoned")]
+    ClothReplaced,
 }
 
 impl SimError {

@@ -2,6 +2,27 @@
 
 use glam::DVec3;
 
+/// Length, as a fraction of its rest length, below which a constraint has no usable
+/// direction ([`is_degenerate`]): every solver treats such a constraint alike (no impulse,
+/// or a fallback for the direct solvers, whose matrices need every direction).
+///
+/// Why 1e-9: a constraint that short has collapsed — its ends coincide to within
+/// round-off of a step that should have kept them a rest length apart — so its direction
+/// is noise, and a direction from it would turn an impulse of ordinary size into an
+/// arbitrary one. Yet it is far above where the direction's arithmetic itself fails
+/// (d/|d| underflows near 1e-300 m): for a 2 cm spacing it is 2e-11 m, thousands of ulps of
+/// a coordinate near 1 m. No constraint of a step that is not already degenerate comes
+/// near it (the strain would be 1 − 1e-9), so the choice changes no ordinary result; the
+/// solvers used to test 1e-300 m, 1e-12·L, 1e-9·L and an exact zero for the same thing.
+pub const DEGENERATE_LENGTH: f64 = 1e-9;
+
+/// Whether a constraint of rest length `rest` at length `len` is too short to have a
+/// direction ([`DEGENERATE_LENGTH`]); also true for a NaN length.
+#[inline(always)]
+pub fn is_degenerate(len: f64, rest: f64) -> bool {
+    len.is_nan() || len <= DEGENERATE_LENGTH * rest
+}
+
 /// Position after a step of size `h` under a constant acceleration (004 §3.1):
 /// c(t+h) = c + v·h + ½·a·h². The preview and the integration both call this, so a
 /// constraint found within tolerance by the preview is within it after integration, bit
@@ -16,6 +37,21 @@ pub fn preview(x: DVec3, v: DVec3, a: DVec3, h: f64) -> DVec3 {
 #[inline(always)]
 pub fn drift(x: DVec3, a: DVec3, h: f64) -> DVec3 {
     x + a * (0.5 * h * h)
+}
+
+/// Distance between particles `a` and `b` at the end of a step of size `h` if nothing
+/// but the accelerations `accel` acted ([`preview`] of both): what the position pass
+/// drives to the rest length (004 §3.2, eq. 2).
+#[inline(always)]
+pub fn preview_distance(
+    x: &[DVec3],
+    v: &[DVec3],
+    accel: &[DVec3],
+    a: usize,
+    b: usize,
+    h: f64,
+) -> f64 {
+    preview(x[a], v[a], accel[a], h).distance(preview(x[b], v[b], accel[b], h))
 }
 
 /// Velocity after a step of size `h` under a constant acceleration (004 §3.1).
@@ -113,7 +149,7 @@ pub fn position_impulse(
     let (n, q) = match dir {
         Some(n) => (n, e / (h * w)),
         None => {
-            if len < 1e-12 * band.rest {
+            if is_degenerate(len, band.rest) {
                 return None;
             }
             (d, e / (h * w * len))
@@ -154,12 +190,13 @@ pub fn velocity_impulse(
     Some((n * (ka * p), n * (-kb * p), rel))
 }
 
-/// Unit vector from `a` to `b`, or `None` if they coincide.
+/// Unit vector from `a` to `b` of a constraint of rest length `rest`, or `None` if it is
+/// degenerate ([`is_degenerate`]).
 #[inline(always)]
-pub fn unit(a: DVec3, b: DVec3) -> Option<DVec3> {
+pub fn unit(a: DVec3, b: DVec3, rest: f64) -> Option<DVec3> {
     let d = b - a;
     let l = d.length();
-    (l > 1e-300).then(|| d * (1.0 / l))
+    (!is_degenerate(l, rest)).then(|| d * (1.0 / l))
 }
 
 #[cfg(test)]

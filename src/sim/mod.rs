@@ -13,9 +13,11 @@ pub mod dof;
 pub mod error;
 pub mod forces;
 pub mod kernels;
+pub mod kind;
 pub mod params;
 pub mod scene;
 pub mod solver;
+pub mod sparse;
 pub mod stats;
 pub mod taut;
 
@@ -23,12 +25,13 @@ use std::time::Instant;
 
 use glam::DVec3;
 
-pub use cloth::{Cloth, GridSpec, Orientation, Particles, Topology};
+pub use cloth::{CacheKey, Cloth, GridSpec, Orientation, Particles, Topology};
 pub use dof::{Dof, Glider};
 pub use error::SimError;
+pub use kind::SolverKind;
 pub use params::{Ball, BallMotion, ImpulseDirection, SimParams, SpringParams, StrainLimits, Wind};
 pub use scene::{PinSpec, ScenePreset, SceneSpec};
-pub use solver::{ContactModel, Solver, SolverKind, StepCtx};
+pub use solver::{ContactModel, Solver, StepCtx};
 pub use stats::{Phase, PhaseTimings, StepStats};
 
 /// A particle held by the user (001 §5 treats user-held nodes as constrained nodes).
@@ -55,14 +58,78 @@ pub struct World {
     gliders: Vec<Glider>,
     accel: Vec<DVec3>,
     scratch: Vec<DVec3>,
-    saved_x: Vec<DVec3>,
-    saved_v: Vec<DVec3>,
-    saved_ball: Option<Ball>,
+    /// What a step may change, as it was when the step began ([`World::begin_step`]).
+    saved: Snapshot,
     ball_end: Option<Ball>,
     current: Option<StepStats>,
+    /// Which call the step cycle expects next.
+    stage: Stage,
     /// Particles made static because they lie inside a taut chain ([`taut`]).
     locked: Vec<usize>,
 }
+
+/// The state a step may change, kept by [`World::begin_step`] so that a failed step can be
+/// undone: positions and velocities (every phase), inverse masses, the locked taut chains
+/// and the static set's version (the forces phase), and the ball (the end of the step).
+#[derive(Debug, Clone, Default)]
+struct Snapshot {
+    x: Vec<DVec3>,
+    v: Vec<DVec3>,
+    inv_mass: Vec<f64>,
+    locked: Vec<usize>,
+    static_version: u64,
+    ball: Option<Ball>,
+    /// Topology and particle count of the cloth the step began with.
+    topology: u64,
+    len: usize,
+}
+
+/// Where a world is in its step cycle: [`World::begin_step`], then every phase of
+/// [`Phase::ORDER`] once in order, then [`World::finish_step`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// No step in progress: `begin_step` comes next.
+    Idle,
+    /// The phase `Phase::ORDER[k]` comes next.
+    Phase(usize),
+    /// Every phase has run: `finish_step` comes next.
+    Finish,
+}
+
+impl Stage {
+    /// The call this stage expects, as named in errors.
+    fn expected(self) -> &'static str {
+        match self {
+            Stage::Idle => "begin_step",
+            Stage::Phase(k) => Phase::ORDER[k].name(),
+            Stage::Finish => "finish_step",
+        }
+    }
+}
+
+/// Largest relative strain |d − L|/L a step may leave: 100, a constraint stretched to
+/// 101 times its rest length (compression cannot pass 1). No sane step comes near it,
+/// while a diverging one passes it within a step of starting on its way to overflow
+/// (measured: 4e3, 5e8, 7e22 on successive steps of a far drag). The margin is wide on
+/// purpose: ordinary runs do leave large strains for a step or two and recover — up to
+/// 2.9 on the drape scene (the ball projection), 5.0 with the strain-limit solver on the
+/// paper scene, 10.6 with the SLE while a curtain ring is dragged along its rod (measured
+/// on the presets, every solver) — and undoing those would change their results. A step
+/// beyond it is undone ([`SimError::Diverged`]).
+pub const MAX_SANE_STRAIN: f64 = 100.0;
+
+/// Largest distance a particle may move in one step (its position at the end against the
+/// start), in units of the cloth's size (its longer side at rest,
+/// [`Topology::rest_extent`]): a thousand cloth lengths per step is 30 km/s for a 1 m
+/// cloth at h = 1/30 s — beyond anything a drag, the wind or thousands of seconds of free
+/// fall produce, and reached only by a step that has diverged. A step beyond it is undone
+/// ([`SimError::Diverged`]).
+///
+/// Positions, not end-of-step velocities: a velocity pass that stops at its cap can leave
+/// velocities of that size on a curtain whose rings are dragged along their rod, which the
+/// next position pass takes out again while the cloth stays in place (measured: up to
+/// 1e5 m/s on the curtain-rod scene with the SLE, strips or Newton).
+pub const MAX_SANE_TRAVEL: f64 = 1e3;
 
 impl World {
     /// A world from a cloth and parameters (validated).
@@ -77,11 +144,10 @@ impl World {
             gliders: Vec::new(),
             accel: Vec::new(),
             scratch: Vec::new(),
-            saved_x: Vec::new(),
-            saved_v: Vec::new(),
-            saved_ball: None,
+            saved: Snapshot::default(),
             ball_end: None,
             current: None,
+            stage: Stage::Idle,
             locked: Vec::new(),
         })
     }
@@ -109,8 +175,7 @@ impl World {
             particle: i,
             target,
         });
-        self.cloth.particles.inv_mass[i] = 0.0;
-        self.cloth.static_version += 1;
+        self.cloth.hold(i);
         Ok(())
     }
 
@@ -126,14 +191,10 @@ impl World {
     /// Let go of the held particle: its mass is restored (unless it is pinned) and it keeps
     /// its velocity, so a drag can fling the cloth.
     pub fn release_grab(&mut self) {
-        if let Some(g) = self.grab.take() {
-            let p = &mut self.cloth.particles;
-            if p.pinned[g.particle] {
-                p.v[g.particle] = DVec3::ZERO;
-            } else {
-                p.inv_mass[g.particle] = p.base_inv_mass[g.particle];
-            }
-            self.cloth.static_version += 1;
+        if let Some(g) = self.grab.take()
+            && g.particle < self.cloth.len()
+        {
+            self.cloth.let_go(g.particle);
         }
     }
 
@@ -165,8 +226,10 @@ impl World {
                 p.x[i] = at;
                 self.locked.push(i);
             }
-            self.cloth.static_version += 1;
+            self.cloth.statics_changed();
         }
+        // Locked particles are static (the set changed above if they are new; otherwise
+        // this only undoes an unpin of a locked particle since the last step).
         let p = &mut self.cloth.particles;
         for &i in &self.locked {
             p.inv_mass[i] = 0.0;
@@ -221,19 +284,104 @@ impl World {
         self.current.as_ref()
     }
 
-    /// Start a step: snapshot the state (restored if the step goes non-finite) and reset
-    /// the statistics.
-    pub fn begin_step(&mut self, solver: SolverKind) {
-        self.saved_x.clone_from(&self.cloth.particles.x);
-        self.saved_v.clone_from(&self.cloth.particles.v);
-        self.saved_ball = self.params.ball;
+    /// Whether a step is in progress: begun and not yet finished or aborted.
+    pub fn in_step(&self) -> bool {
+        self.stage != Stage::Idle
+    }
+
+    /// Start a step with `solver`: check the parameters ([`SimParams::validate`]; fields
+    /// written directly are checked here) and that the state is finite, snapshot what the
+    /// step may change (restored if it fails) and reset the statistics. Then run every
+    /// phase of [`Phase::ORDER`] in order ([`World::run_phase`]) and end with
+    /// [`World::finish_step`]; anything else is [`SimError::PhaseOutOfOrder`].
+    pub fn begin_step(&mut self, solver: SolverKind) -> Result<(), SimError> {
+        self.expect(Stage::Idle, "begin_step")?;
+        self.params.validate()?;
+        let p = &self.cloth.particles;
+        let bad = first_non_finite(&p.x, "position").or_else(|| first_non_finite(&p.v, "velocity"));
+        if let Some((what, particle)) = bad {
+            return Err(SimError::NonFiniteState { what, particle });
+        }
+        let s = &mut self.saved;
+        s.x.clone_from(&p.x);
+        s.v.clone_from(&p.v);
+        s.inv_mass.clone_from(&p.inv_mass);
+        s.locked.clone_from(&self.locked);
+        s.static_version = self.cloth.static_version();
+        s.ball = self.params.ball;
+        s.topology = self.cloth.topology.id();
+        s.len = self.cloth.len();
+        self.ball_end = None;
         self.current = Some(StepStats::new(self.steps, solver));
+        self.stage = Stage::Phase(0);
+        Ok(())
+    }
+
+    /// Abandon the step in progress, if any, and put back the state it began with (when
+    /// the cloth is still the one it began with). The next call is [`World::begin_step`].
+    pub fn abort_step(&mut self) {
+        if self.stage != Stage::Idle && self.same_cloth_as_saved() {
+            self.restore();
+        }
+        self.stage = Stage::Idle;
+        self.current = None;
+        self.ball_end = None;
+    }
+
+    /// `Ok` if the step cycle expects `stage`; otherwise which call it expected instead.
+    fn expect(&self, stage: Stage, got: &'static str) -> Result<(), SimError> {
+        if self.stage == stage {
+            Ok(())
+        } else {
+            Err(SimError::PhaseOutOfOrder {
+                expected: self.stage.expected(),
+                got,
+            })
+        }
+    }
+
+    fn same_cloth_as_saved(&self) -> bool {
+        self.saved.topology == self.cloth.topology.id() && self.saved.len == self.cloth.len()
+    }
+
+    /// Put back the state snapshotted by [`World::begin_step`].
+    fn restore(&mut self) {
+        let s = &self.saved;
+        let p = &mut self.cloth.particles;
+        p.x.clone_from(&s.x);
+        p.v.clone_from(&s.v);
+        if p.inv_mass != s.inv_mass || self.locked != s.locked {
+            p.inv_mass.clone_from(&s.inv_mass);
+            self.locked.clone_from(&s.locked);
+            // The static set is the one from before the step again; what a solver cached
+            // for the failed step's must not be taken for it.
+            self.cloth.statics_changed();
+        }
+        self.params.ball = s.ball;
     }
 
     /// Run one phase of the step in progress with `solver`, and record its wall time.
-    pub fn run_phase(&mut self, phase: Phase, solver: &mut dyn Solver) {
-        if self.current.is_none() {
-            self.begin_step(solver.kind());
+    /// The phases must come in the order of [`Phase::ORDER`], after
+    /// [`World::begin_step`], with a solver of the kind the step began with, on the cloth
+    /// it began with.
+    pub fn run_phase(&mut self, phase: Phase, solver: &mut dyn Solver) -> Result<(), SimError> {
+        let k = Phase::ORDER
+            .iter()
+            .position(|&p| p == phase)
+            .expect("every phase is in Phase::ORDER");
+        self.expect(Stage::Phase(k), phase.name())?;
+        let began = self.current.as_ref().map(|s| s.solver);
+        if let Some(began) = began
+            && began != solver.kind()
+        {
+            return Err(SimError::SolverMismatch {
+                began,
+                got: solver.kind(),
+            });
+        }
+        if !self.same_cloth_as_saved() {
+            self.abort_step();
+            return Err(SimError::ClothReplaced);
         }
         let start = Instant::now();
         let h = self.params.dt;
@@ -243,7 +391,13 @@ impl World {
                 self.update_taut_chains(lock);
                 let stats = self.current.as_mut().expect("step in progress");
                 stats.locked_particles = self.locked.len() as u32;
+                if self.grab.is_some_and(|g| g.particle >= self.cloth.len()) {
+                    self.grab = None; // left over from a replaced cloth
+                }
                 if let Some(g) = self.grab {
+                    // Static since `start_grab` (which changed the static set); this only
+                    // undoes an unpin of the held particle since, so the set the solvers
+                    // last saw is unchanged.
                     let p = &mut self.cloth.particles;
                     p.inv_mass[g.particle] = 0.0;
                     p.v[g.particle] = (g.target - p.x[g.particle]) / h;
@@ -313,45 +467,75 @@ impl World {
                         }
                         hold_on_rods(ctx.gliders, &mut ctx.cloth.particles, None, true);
                     }
-                    _ => solver.velocity_pass(&mut ctx),
+                    _ => {
+                        if ctx.params.velocity_pass || !solver.solves_velocity_constraints() {
+                            solver.velocity_pass(&mut ctx);
+                        }
+                    }
                 }
             }
         }
         let stats = self.current.as_mut().expect("step in progress");
         *stats.timings.slot(phase) += start.elapsed();
+        self.stage = match Phase::ORDER.get(k + 1) {
+            Some(_) => Stage::Phase(k + 1),
+            None => Stage::Finish,
+        };
+        Ok(())
     }
 
-    /// End the step: check for non-finite values (restoring the previous state if any),
-    /// advance time, move the ball and return the statistics.
+    /// End the step: undo it if it went non-finite ([`SimError::NonFinite`]) or diverged
+    /// ([`SimError::Diverged`]: a strain beyond [`MAX_SANE_STRAIN`] or a particle that
+    /// travelled further than [`MAX_SANE_TRAVEL`] cloth sizes), restoring the state it
+    /// began with; else advance time, move the ball and return the statistics. Either way
+    /// the next call is [`World::begin_step`], and a world whose step failed steps on
+    /// normally from the restored state.
     pub fn finish_step(&mut self) -> Result<StepStats, SimError> {
+        self.expect(Stage::Finish, "finish_step")?;
+        self.stage = Stage::Idle;
         let mut stats = self
             .current
             .take()
-            .unwrap_or_else(|| StepStats::new(self.steps, SolverKind::Iterative));
+            .expect("a step in progress has statistics");
+        let step = self.steps;
         let p = &self.cloth.particles;
-        let bad =
-            p.x.iter()
-                .position(|x| !x.is_finite())
-                .map(|i| ("position", i))
-                .or_else(|| {
-                    p.v.iter()
-                        .position(|v| !v.is_finite())
-                        .map(|i| ("velocity", i))
-                });
+        let bad = first_non_finite(&p.x, "position").or_else(|| first_non_finite(&p.v, "velocity"));
         if let Some((what, particle)) = bad {
-            self.cloth.particles.x.clone_from(&self.saved_x);
-            self.cloth.particles.v.clone_from(&self.saved_v);
-            self.params.ball = self.saved_ball;
+            self.restore();
+            self.ball_end = None;
             return Err(SimError::NonFinite {
-                step: self.steps,
+                step,
                 what,
                 particle,
+            });
+        }
+        let (max, mean) = self.cloth.strain_stats();
+        let travel = MAX_SANE_TRAVEL * self.cloth.topology.rest_extent();
+        let furthest =
+            p.x.iter()
+                .zip(&self.saved.x)
+                .map(|(x, x0)| x.distance(*x0))
+                .fold(0.0, f64::max);
+        let diverged = if max > MAX_SANE_STRAIN {
+            Some(("strain", max, MAX_SANE_STRAIN))
+        } else if furthest > travel {
+            Some(("distance travelled in one step (m)", furthest, travel))
+        } else {
+            None
+        };
+        if let Some((what, value, limit)) = diverged {
+            self.restore();
+            self.ball_end = None;
+            return Err(SimError::Diverged {
+                step,
+                what,
+                value,
+                limit,
             });
         }
         if let Some(b) = self.ball_end.take() {
             self.params.ball = Some(b);
         }
-        let (max, mean) = self.cloth.strain_stats();
         stats.max_strain = max;
         stats.mean_strain = mean;
         self.time += self.params.dt;
@@ -359,11 +543,16 @@ impl World {
         Ok(stats)
     }
 
-    /// One full step: every phase of [`Phase::ORDER`] with `solver`.
+    /// One full step: [`World::begin_step`], every phase of [`Phase::ORDER`] with
+    /// `solver`, [`World::finish_step`]. Refused while a step run phase by phase is in
+    /// progress ([`World::abort_step`] abandons it).
     pub fn step(&mut self, solver: &mut dyn Solver) -> Result<StepStats, SimError> {
-        self.begin_step(solver.kind());
+        self.begin_step(solver.kind())?;
         for phase in Phase::ORDER {
-            self.run_phase(phase, solver);
+            if let Err(e) = self.run_phase(phase, solver) {
+                self.abort_step();
+                return Err(e);
+            }
         }
         self.finish_step()
     }
@@ -374,6 +563,14 @@ impl World {
         self.params = params;
         Ok(())
     }
+}
+
+/// The first particle whose value in `values` is not finite, named `what`.
+fn first_non_finite(values: &[DVec3], what: &'static str) -> Option<(&'static str, usize)> {
+    values
+        .iter()
+        .position(|x| !x.is_finite())
+        .map(|i| (what, i))
 }
 
 /// Keep dynamic glider particles on their rods: remove velocity (and, given `accel`,

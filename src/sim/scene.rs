@@ -148,7 +148,11 @@ impl FromStr for ScenePreset {
             .into_iter()
             .find(|p| p.name().eq_ignore_ascii_case(s))
             .ok_or_else(|| {
-                format!("unknown scene `{s}` (expected hanging, curtain, drape or flag)")
+                let names: Vec<_> = ScenePreset::ALL.iter().map(|p| p.name()).collect();
+                format!(
+                    "unknown scene `{s}` (expected one of: {})",
+                    names.join(", ")
+                )
             })
     }
 }
@@ -367,6 +371,22 @@ fn bend_rows(cloth: &mut Cloth, grid: &GridSpec, slack: f64) {
             let along = radius * theta.sin();
             let depth = radius * ((n * phi * 0.5).cos() - theta.cos()).abs();
             x[r * w + c] = base + DVec3::X * along + normal * depth;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every preset parses from its name, and the error for an unknown one lists them all
+    /// (it used to leave out `curtain-rod`).
+    #[test]
+    fn every_preset_parses_and_the_error_names_them_all() {
+        let err = "tablecloth".parse::<ScenePreset>().unwrap_err();
+        for p in ScenePreset::ALL {
+            assert_eq!(p.name().parse::<ScenePreset>(), Ok(p));
+            assert!(err.contains(p.name()), "{err}");
         }
     }
 }

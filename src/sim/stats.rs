@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::solver::SolverKind;
+use super::kind::SolverKind;
 
 /// The phases of one step, in the canonical order (004 Algorithm 1, extended by forces and
 /// collision). The order is written here once; [`crate::sim::World::step`] and the Bevy
@@ -97,7 +97,8 @@ pub struct StepStats {
     pub solver: SolverKind,
     /// Wall time per phase.
     pub timings: PhaseTimings,
-    /// Sweeps (iterative), solves (SLE) or relaxation passes (Verlet) of the position pass.
+    /// Sweeps (iterative, strips), solves (SLE, strain-limit), Newton steps (Newton) or
+    /// relaxation passes (Verlet) of the position pass.
     pub position_iterations: u32,
     /// Sweeps or solves of the velocity pass.
     pub velocity_iterations: u32,
@@ -107,19 +108,23 @@ pub struct StepStats {
     pub mean_strain: f64,
     /// Largest previewed strain left when the position pass stopped.
     pub position_residual: f64,
-    /// SLE: linear solves with the step's factorisation (position + velocity passes).
-    pub sle_solves: u32,
-    /// SLE: largest relative residual ‖Aλ − b‖/‖b‖ of its solves.
-    pub sle_residual: f64,
-    /// SLE: numeric factorisations this step (1 unless the chord iteration stalled).
-    pub sle_factorizations: u32,
-    /// SLE: Gauss–Seidel sweeps that finished a position pass the SLE left unconverged.
+    /// Direct solvers (SLE, Newton, strain-limit): linear solves with a sparse Cholesky
+    /// factor this step (position + velocity passes).
+    pub linear_solves: u32,
+    /// SLE and strain-limit: largest relative residual ‖Aλ − b‖/‖b‖ of their solves.
+    pub solve_residual: f64,
+    /// Direct solvers: numeric factorisations this step (the SLE: 1 unless its chord
+    /// iteration stalled; Newton: one per Newton step).
+    pub factorizations: u32,
+    /// SLE and Newton: strips sweeps (002) that finished a position pass they left
+    /// unconverged.
     pub polish_sweeps: u32,
     /// Particles held static this step because they lie inside a taut chain
     /// ([`crate::sim::taut`]).
     pub locked_particles: u32,
-    /// SLE: whether the symbolic analysis was redone this step (topology or pins changed).
-    pub sle_symbolic: bool,
+    /// Direct solvers: whether the symbolic analysis was redone this step (topology, pins
+    /// or, for the strain-limit solver, the set of rows changed).
+    pub symbolic_analysis: bool,
     /// The position pass met the tolerance.
     pub converged: bool,
     /// The position pass stopped at the iteration cap without meeting the tolerance.
@@ -128,7 +133,9 @@ pub struct StepStats {
     pub hard_capped: bool,
     /// The velocity pass stopped at its cap.
     pub velocity_capped: bool,
-    /// SLE factorisation failed and the iterative solver did this step instead.
+    /// A direct solver could not do this step (a failed factorisation, a collapsed
+    /// constraint) and a simpler one did it instead: Gauss–Seidel for the SLE, strips for
+    /// Newton; the strain-limit solver skipped its impulses.
     pub fell_back: bool,
     /// Strain-limit solver (001): structural springs outside [a, b] after the step.
     pub limit_violations: u32,
@@ -148,6 +155,26 @@ impl StepStats {
         self.converged = converged;
         self.capped = !converged;
         self.hard_capped = !converged && hard_cap;
+    }
+
+    /// [`StepStats::set_position_outcome`] for a pass that ran under the iteration cap
+    /// `cap` ([`crate::sim::SimParams::effective_cap`]): the cap that stopped an
+    /// unconverged pass was the safety cap if `cap` is `hard_cap`.
+    pub fn set_capped_position_outcome(
+        &mut self,
+        residual: f64,
+        converged: bool,
+        cap: u32,
+        hard_cap: u32,
+    ) {
+        self.set_position_outcome(residual, converged, cap == hard_cap);
+    }
+
+    /// Record how a velocity pass ended: its sweeps or solves, and whether it met the
+    /// tolerance (else it stopped at its cap).
+    pub fn set_velocity_outcome(&mut self, iterations: u32, converged: bool) {
+        self.velocity_iterations = iterations;
+        self.velocity_capped = !converged;
     }
 
     /// Whether the step ended outside its goal: for the strain-limit solver (001) a spring
@@ -172,12 +199,12 @@ impl StepStats {
             max_strain: 0.0,
             mean_strain: 0.0,
             position_residual: 0.0,
-            sle_solves: 0,
-            sle_residual: 0.0,
-            sle_factorizations: 0,
+            linear_solves: 0,
+            solve_residual: 0.0,
+            factorizations: 0,
             locked_particles: 0,
             polish_sweeps: 0,
-            sle_symbolic: false,
+            symbolic_analysis: false,
             converged: false,
             capped: false,
             hard_capped: false,

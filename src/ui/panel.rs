@@ -313,20 +313,20 @@ fn panel(
                             s.limit_violations,
                             s.limit_excess,
                             s.constrained_particles,
-                            s.sle_solves,
-                            if s.sle_symbolic { ", new symbolic analysis" } else { "" },
+                            s.linear_solves,
+                            if s.symbolic_analysis { ", new symbolic analysis" } else { "" },
                             if s.fell_back { ", NOT FACTORISED" } else { "" }
                         ));
                     }
                     if s.solver == SolverKind::Sle {
-                        ui.label(format!("SLE: {} solves, {} factorisations, residual {:.1e}{}", s.sle_solves, s.sle_factorizations, s.sle_residual, if s.fell_back { ", FELL BACK" } else { "" }));
+                        ui.label(format!("SLE: {} solves, {} factorisations, residual {:.1e}{}", s.linear_solves, s.factorizations, s.solve_residual, if s.fell_back { ", FELL BACK" } else { "" }));
                     }
                     if s.solver == SolverKind::Newton {
                         ui.label(format!(
                             "Newton: {} steps (factorisations), {} strips sweeps to finish{}{}",
-                            s.sle_factorizations,
+                            s.factorizations,
                             s.polish_sweeps,
-                            if s.sle_symbolic { ", new symbolic analysis" } else { "" },
+                            if s.symbolic_analysis { ", new symbolic analysis" } else { "" },
                             if s.fell_back { ", FELL BACK to strips" } else { "" }
                         ));
                     }

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use super::{Solver, SolverKind, StepCtx};
 use crate::sim::cloth::{Cloth, Topology};
-use crate::sim::kernels::{self, StrainBand, position_impulse, preview, velocity_impulse};
+use crate::sim::kernels::{self, StrainBand, position_impulse, velocity_impulse};
 use crate::sim::params::{ImpulseDirection, SimParams};
 
 /// Colour classes smaller than this are solved on the calling thread: rayon's fork/join
@@ -236,10 +236,8 @@ pub fn preview_max_strain(cloth: &Cloth, accel: &[DVec3], h: f64) -> f64 {
         .zip(&t.rest)
         .filter(|(e, _)| p.inv_mass[e[0] as usize] + p.inv_mass[e[1] as usize] > 0.0)
         .map(|(&[a, b], &l)| {
-            let (a, b) = (a as usize, b as usize);
-            let pa = preview(p.x[a], p.v[a], accel[a], h);
-            let pb = preview(p.x[b], p.v[b], accel[b], h);
-            kernels::strain(pa.distance(pb), l)
+            let d = kernels::preview_distance(&p.x, &p.v, accel, a as usize, b as usize, h);
+            kernels::strain(d, l)
         })
         .fold(0.0, f64::max)
 }
@@ -321,7 +319,9 @@ pub fn position_pass(
                 &cloth.particles.inv_mass,
                 &mut scratch.current_links,
                 &mut scratch.bounds,
-                |e, a, b, ka, kb| Some((link(e, a, b, ka, kb), kernels::unit(x[a], x[b])?)),
+                |e, a, b, ka, kb| {
+                    Some((link(e, a, b, ka, kb), kernels::unit(x[a], x[b], rest[e])?))
+                },
             );
             sweep_until_quiet(
                 &CurrentDirectionKernel(kernel),
@@ -364,7 +364,7 @@ pub fn velocity_pass(
                 b: b as u32,
                 ka,
                 kb,
-                n: kernels::unit(x[a], x[b])?,
+                n: kernels::unit(x[a], x[b], rest[e])?,
                 tol_v: kernels::velocity_tolerance(tol, rest[e], h),
                 scale: h / rest[e],
             })
@@ -401,20 +401,16 @@ impl Solver for IterativeSolver {
         let r = position_pass(ctx.cloth, ctx.params, ctx.accel, cap, &mut self.scratch);
         ctx.stats.position_iterations = r.sweeps;
         ctx.stats
-            .set_position_outcome(r.residual, r.converged, cap == ctx.params.hard_cap);
+            .set_capped_position_outcome(r.residual, r.converged, cap, ctx.params.hard_cap);
     }
 
     fn velocity_pass(&mut self, ctx: &mut StepCtx<'_>) {
-        if !ctx.params.velocity_pass {
-            return;
-        }
         let r = velocity_pass(
             ctx.cloth,
             ctx.params,
             ctx.params.effective_cap(),
             &mut self.scratch,
         );
-        ctx.stats.velocity_iterations = r.sweeps;
-        ctx.stats.velocity_capped = !r.converged;
+        ctx.stats.set_velocity_outcome(r.sweeps, r.converged);
     }
 }

@@ -1,9 +1,6 @@
 //! The solvers. One trait, [`Solver`]; the cloth state lives in [`crate::sim::World`], not
 //! in a solver, so switching solvers between two steps keeps the cloth where it is.
 
-use std::fmt;
-use std::str::FromStr;
-
 use glam::DVec3;
 
 use super::cloth::Cloth;
@@ -12,9 +9,10 @@ use super::kernels;
 use super::params::{Ball, SimParams};
 use super::stats::StepStats;
 
+pub use super::kind::SolverKind;
+
 pub mod iterative;
 pub mod newton;
-mod pattern;
 pub mod sle;
 pub mod strain_limit;
 pub mod strips;
@@ -76,6 +74,13 @@ pub trait Solver: Send + Sync {
 
     /// Velocity constraints at t + h (eq. 3).
     fn velocity_pass(&mut self, ctx: &mut StepCtx<'_>);
+
+    /// Whether [`Solver::velocity_pass`] solves the velocity constraints of eq. 3, so that
+    /// the world skips it when [`SimParams::velocity_pass`] is off. The strain-limit
+    /// solver's only measures the limits (and Verlet's is empty): they always run.
+    fn solves_velocity_constraints(&self) -> bool {
+        true
+    }
 }
 
 /// 004 §3.1: c += v·h + ½·a·h², v += a·h for every particle (static ones have v = a = 0).
@@ -87,80 +92,7 @@ pub fn integrate_exact(cloth: &mut Cloth, accel: &[DVec3], h: f64) {
     }
 }
 
-/// The solvers a user can choose.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SolverKind {
-    /// Gauss–Seidel impulses (004 §3.4.1, Algorithm 1).
-    Iterative,
-    /// All impulses at once from a sparse SPD system (004 §3.4.2).
-    Sle,
-    /// Position Verlet with iterative relaxation (003).
-    Verlet,
-    /// Rows and columns solved exactly as tridiagonal strips, coupled by block
-    /// Gauss–Seidel (002).
-    Strips,
-    /// Strain limits [a, b] with one SPD impulse system that also holds contacts and
-    /// gliders (001).
-    StrainLimit,
-    /// Newton's method on the preview with the constraints' curvature (geometric
-    /// stiffness): all impulses at once, converging where the SLE's iteration stalls.
-    Newton,
-}
-
 impl SolverKind {
-    /// Every solver, in menu order.
-    pub const ALL: [SolverKind; 6] = [
-        SolverKind::Iterative,
-        SolverKind::Sle,
-        SolverKind::Verlet,
-        SolverKind::Strips,
-        SolverKind::StrainLimit,
-        SolverKind::Newton,
-    ];
-
-    /// Name used on the command line and in reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            SolverKind::Iterative => "iterative",
-            SolverKind::Sle => "sle",
-            SolverKind::Verlet => "verlet",
-            SolverKind::Strips => "strips",
-            SolverKind::StrainLimit => "strain-limit",
-            SolverKind::Newton => "newton",
-        }
-    }
-
-    /// Human-readable label.
-    pub fn label(self) -> &'static str {
-        match self {
-            SolverKind::Iterative => "Iterative impulses (004 §3.4.1)",
-            SolverKind::Sle => "SLE impulses (004 §3.4.2)",
-            SolverKind::Verlet => "Verlet + relaxation (003)",
-            SolverKind::Strips => "Strips in linear time (002)",
-            SolverKind::StrainLimit => "Strain limits + contacts (001)",
-            SolverKind::Newton => "Newton, geometric stiffness",
-        }
-    }
-
-    /// Tolerance used when none is given: the SLE solves to 1e-9, Newton to 1e-6 (below
-    /// that a taut pinned row left free makes it crawl, see [`newton`]), the others to
-    /// 1e-3.
-    pub fn default_tolerance(self) -> f64 {
-        match self {
-            SolverKind::Sle => 1e-9,
-            SolverKind::Newton => 1e-6,
-            _ => 1e-3,
-        }
-    }
-
-    /// Whether the solver keeps distance constraints at their rest length (within its
-    /// tolerance). All but the strain-limit solver (001), which lets them stretch up to a
-    /// limit; only these lock taut chains ([`crate::sim::taut`]).
-    pub fn is_inextensible(self) -> bool {
-        self != SolverKind::StrainLimit
-    }
-
     /// A fresh solver of this kind.
     pub fn create(self) -> Box<dyn Solver> {
         match self {
@@ -171,27 +103,5 @@ impl SolverKind {
             SolverKind::StrainLimit => Box::new(StrainLimitSolver::default()),
             SolverKind::Newton => Box::new(NewtonSolver::default()),
         }
-    }
-}
-
-impl fmt::Display for SolverKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for SolverKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        SolverKind::ALL
-            .into_iter()
-            .find(|k| k.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| {
-                let names: Vec<_> = SolverKind::ALL.iter().map(|k| k.name()).collect();
-                format!(
-                    "unknown solver `{s}` (expected one of: {})",
-                    names.join(", ")
-                )
-            })
     }
 }

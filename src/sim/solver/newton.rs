@@ -60,12 +60,12 @@
 
 use glam::DVec3;
 
-use super::sle::dissection;
-use super::sle::factor::{Factor, SupernodalChoice};
 use super::strips::StripsSolver;
 use super::{Solver, SolverKind, StepCtx};
-use crate::sim::cloth::Cloth;
-use crate::sim::kernels::preview;
+use crate::sim::cloth::{CacheKey, Cloth};
+use crate::sim::kernels::{self, preview};
+use crate::sim::sparse::dissection;
+use crate::sim::sparse::factor::{Factor, SupernodalChoice};
 
 /// Inverse compliance per unit of a constraint's effective mass (1/ε_k = PENALTY /
 /// (k_a + k_b)). Measured on the 50×50 paper scene at 1e-4: 1e8 needs ~12 Newton steps per
@@ -85,8 +85,8 @@ const NONE: u32 = u32::MAX;
 /// The block pattern of the 3N×3N Newton matrix for one topology and static set.
 #[derive(Debug, Default)]
 struct BlockPattern {
-    /// (edge count, static version, particle count) it was built for.
-    key: (usize, u64, usize),
+    /// The cloth (topology and static set) it was built for.
+    key: CacheKey,
     /// Block (unknown triple) of each particle; [`NONE`] for a static particle.
     block: Vec<u32>,
     /// Particle of each block.
@@ -105,14 +105,6 @@ struct BlockPattern {
 }
 
 impl BlockPattern {
-    fn key_of(cloth: &Cloth) -> (usize, u64, usize) {
-        (
-            cloth.topology.edges.len(),
-            cloth.static_version,
-            cloth.len(),
-        )
-    }
-
     // `c` is a coordinate (0..3) that indexes the column, `diag` and every row's `off`.
     #[allow(clippy::needless_range_loop)]
     fn build(cloth: &Cloth) -> BlockPattern {
@@ -167,7 +159,7 @@ impl BlockPattern {
             }
         }
         BlockPattern {
-            key: Self::key_of(cloth),
+            key: cloth.cache_key(),
             block,
             particle,
             rows,
@@ -205,15 +197,18 @@ pub struct NewtonSolver {
     /// Last step's position change x − x̃ of each particle (zero for static ones): the net
     /// effect of its constraint impulses, the predictor's starting guess for this step's.
     last_shift: Vec<DVec3>,
-    /// The step `last_shift` belongs to: it is used only by the step right after it (not
-    /// after a solver switch or a rebuilt world).
-    last_step: Option<u64>,
+    /// The (topology, step) `last_shift` belongs to: it is used only by the step right
+    /// after it on the same cloth (not after a solver switch or a rebuilt world).
+    last_step: Option<(u64, u64)>,
+    /// The (topology, step) of this solver's last position pass: the multipliers are a
+    /// warm start only for the next step of the same cloth.
+    last_pass: Option<(u64, u64)>,
     polish: StripsSolver,
 }
 
 impl NewtonSolver {
     fn ensure_pattern(&mut self, cloth: &Cloth) -> bool {
-        if self.factor.is_some() && self.pattern.key == BlockPattern::key_of(cloth) {
+        if self.factor.is_some() && self.pattern.key == cloth.cache_key() {
             return false;
         }
         self.pattern = BlockPattern::build(cloth);
@@ -244,9 +239,9 @@ impl NewtonSolver {
         let mut params = ctx.params.clone();
         params.max_iterations = sweeps;
         self.saved_v.clone_from(&ctx.cloth.particles.v);
-        let next = self
-            .last_step
-            .is_some_and(|s| s.wrapping_add(1) == ctx.stats.step);
+        let next = self.last_step.is_some_and(|(topology, s)| {
+            topology == ctx.cloth.topology.id() && s.wrapping_add(1) == ctx.stats.step
+        });
         if next && self.last_shift.len() == ctx.cloth.len() {
             let h = ctx.params.dt;
             let p = &mut ctx.cloth.particles;
@@ -283,7 +278,7 @@ impl NewtonSolver {
             let l0 = t.rest[e as usize];
             let d = self.x[b as usize] - self.x[a as usize];
             let len = d.length();
-            if len.is_nan() || len <= 1e-9 * l0 {
+            if kernels::is_degenerate(len, l0) {
                 return None;
             }
             self.c[r] = len - l0;
@@ -398,7 +393,10 @@ impl Solver for NewtonSolver {
     }
 
     fn position_pass(&mut self, ctx: &mut StepCtx<'_>) {
-        ctx.stats.sle_symbolic = self.ensure_pattern(ctx.cloth);
+        ctx.stats.symbolic_analysis = self.ensure_pattern(ctx.cloth);
+        let topology = ctx.cloth.topology.id();
+        let continues = self.last_pass == Some((topology, ctx.stats.step.wrapping_sub(1)));
+        self.last_pass = Some((topology, ctx.stats.step));
         let h = ctx.params.dt;
         let tol = ctx.params.tolerance;
         let nrows = self.pattern.rows.len();
@@ -420,7 +418,7 @@ impl Solver for NewtonSolver {
         self.predict(ctx);
         self.c.resize(nrows, 0.0);
         self.dirs.resize(nrows, DVec3::ZERO);
-        if self.lambda.len() != nrows || !ctx.params.velocity_pass {
+        if !continues || self.lambda.len() != nrows || !ctx.params.velocity_pass {
             self.lambda.clear();
             self.lambda.resize(nrows, 0.0);
         }
@@ -461,8 +459,8 @@ impl Solver for NewtonSolver {
         }
         let s = &mut *ctx.stats;
         s.position_iterations = solves;
-        s.sle_factorizations = solves + u32::from(!ok);
-        s.sle_solves = solves;
+        s.factorizations = solves + u32::from(!ok);
+        s.linear_solves = solves;
         let Some(worst) = worst.filter(|&w| ok && w.is_finite() && w <= start.max(tol)) else {
             // A collapsed constraint, a matrix that lost definiteness, or Newton steps that
             // left the preview worse than they found it: keep the preview, let strips do the
@@ -477,7 +475,7 @@ impl Solver for NewtonSolver {
         let p = &mut ctx.cloth.particles;
         self.last_shift.clear();
         self.last_shift.resize(p.len(), DVec3::ZERO);
-        self.last_step = Some(ctx.stats.step);
+        self.last_step = Some((topology, ctx.stats.step));
         for &q in &self.pattern.particle {
             let q = q as usize;
             let shift = self.x[q] - self.target[q];
@@ -491,15 +489,10 @@ impl Solver for NewtonSolver {
     }
 
     fn velocity_pass(&mut self, ctx: &mut StepCtx<'_>) {
-        if !ctx.params.velocity_pass {
-            return;
-        }
         // Strips sweeps (002), not a factorisation: the velocity constraints are linear, the
         // position pass leaves no constraint-space factor to reuse, and a fresh exact SLE
         // solve at the end-of-step directions cost 2.2 ms of a 50×50 step against 0.3–0.5
         // ms for the sweeps that meet the same tolerance (README, Numerics).
-        let (sweeps, converged) = self.polish.sweeps(ctx, true);
-        ctx.stats.velocity_iterations = sweeps;
-        ctx.stats.velocity_capped = !converged;
+        self.polish.velocity_pass(ctx);
     }
 }

@@ -36,13 +36,16 @@
 
 use glam::DVec3;
 
-use super::pattern::LowerPattern;
-use super::sle::factor::{Factor, SupernodalChoice};
 use super::{ContactModel, Solver, SolverKind, StepCtx, integrate_exact};
 use crate::sim::cloth::Cloth;
 use crate::sim::collision::CONTACT_SKIN;
 use crate::sim::dof::Dof;
 use crate::sim::forces::DampedSpring;
+use crate::sim::kernels;
+use crate::sim::sparse::FillOrdering;
+use crate::sim::sparse::dissection;
+use crate::sim::sparse::factor::{Factor, SupernodalChoice};
+use crate::sim::sparse::pattern::LowerPattern;
 
 /// Most solves per step: the first, plus re-solves after releasing contacts that pulled.
 pub const MAX_CONTACT_ROUNDS: u32 = 3;
@@ -75,6 +78,8 @@ pub struct StrainLimitSolver {
     /// Faer kernel choice (same measured threshold as the SLE).
     pub choice: SupernodalChoice,
     rows: Vec<u32>,
+    /// [`crate::sim::Topology::id`] the pattern of `rows` was built for.
+    topology: u64,
     lower: LowerPattern,
     factor: Option<Factor>,
     dof: Vec<Dof>,
@@ -201,7 +206,7 @@ impl StrainLimitSolver {
             }
             let d = p.x[b] - p.x[a];
             let len0 = d.length();
-            if len0 < 1e-12 * t.rest[e].max(1e-300) {
+            if kernels::is_degenerate(len0, t.rest[e]) {
                 continue;
             }
             let n = d / len0;
@@ -236,10 +241,16 @@ impl StrainLimitSolver {
 
     /// Rebuild the lower-triangle pattern and the symbolic analysis if the row set changed.
     fn ensure_pattern(&mut self, cloth: &Cloth) -> bool {
-        if self.factor.is_some() && self.rows == self.candidate {
+        // The pattern depends on the topology and the row set only (every shared particle
+        // couples, static or not).
+        if self.factor.is_some()
+            && self.topology == cloth.topology.id()
+            && self.rows == self.candidate
+        {
             return false;
         }
         self.rows.clone_from(&self.candidate);
+        self.topology = cloth.topology.id();
         // Every shared particle couples: a fixed one contributes zeros (C = 0), which keeps
         // the pattern independent of which particles are held.
         self.lower = LowerPattern::build(&cloth.topology.edges, &self.rows, cloth.len(), |_| true);
@@ -248,12 +259,7 @@ impl StrainLimitSolver {
             &self.lower.col_ptr,
             &self.lower.row_idx,
             self.choice,
-            super::sle::dissection::edges_order(
-                &cloth.topology,
-                cloth.len(),
-                &self.rows,
-                super::sle::FillOrdering::Auto,
-            ),
+            dissection::edges_order(&cloth.topology, cloth.len(), &self.rows, FillOrdering::Auto),
         );
         true
     }
@@ -304,12 +310,12 @@ impl StrainLimitSolver {
     /// factorised even with a larger diagonal shift.
     fn factor_and_solve(&mut self, ctx: &mut StepCtx<'_>) -> bool {
         if self.ensure_pattern(ctx.cloth) {
-            ctx.stats.sle_symbolic = true;
+            ctx.stats.symbolic_analysis = true;
         }
         let mut factored = false;
         for shift in [REGULARISATION, 1e-6] {
             self.assemble(ctx.cloth, shift);
-            ctx.stats.sle_factorizations += 1;
+            ctx.stats.factorizations += 1;
             if let Some(f) = self.factor.as_mut()
                 && f.numeric(&self.values).is_ok()
             {
@@ -324,12 +330,12 @@ impl StrainLimitSolver {
         if let Some(f) = self.factor.as_mut() {
             f.solve_in_place(&mut self.s);
         }
-        ctx.stats.sle_solves += 1;
+        ctx.stats.linear_solves += 1;
         ctx.stats.position_iterations += 1;
         let res = self
             .lower
             .relative_residual(&self.values, &self.s, &self.rhs);
-        ctx.stats.sle_residual = ctx.stats.sle_residual.max(res);
+        ctx.stats.solve_residual = ctx.stats.solve_residual.max(res);
         self.unconstrained_dv(ctx.cloth);
         true
     }
@@ -385,7 +391,7 @@ impl StrainLimitSolver {
             let d = pb - pa;
             let len = d.length();
             let (lo, hi) = limits(ctx, t.rest[e as usize]);
-            if len > 1e-12 * t.rest[e as usize] {
+            if !kernels::is_degenerate(len, t.rest[e as usize]) {
                 self.dirs[j] = d / len;
             }
             self.rhs[j] = if len > hi {
@@ -408,9 +414,7 @@ impl StrainLimitSolver {
         let mut worst = 0.0f64;
         for (e, &[a, b]) in t.edges.iter().enumerate() {
             let (a, b) = (a as usize, b as usize);
-            let pa = crate::sim::kernels::preview(p.x[a], p.v[a], ctx.accel[a], h);
-            let pb = crate::sim::kernels::preview(p.x[b], p.v[b], ctx.accel[b], h);
-            let rel = pa.distance(pb) / t.rest[e] - 1.0;
+            let rel = kernels::preview_distance(&p.x, &p.v, ctx.accel, a, b, h) / t.rest[e] - 1.0;
             worst = worst.max(rel - sl.stretch).max(-sl.compress - rel);
         }
         worst
@@ -424,6 +428,10 @@ impl Solver for StrainLimitSolver {
 
     fn contact_model(&self) -> ContactModel {
         ContactModel::Constraint
+    }
+
+    fn solves_velocity_constraints(&self) -> bool {
+        false
     }
 
     fn position_pass(&mut self, ctx: &mut StepCtx<'_>) {
@@ -472,7 +480,7 @@ impl Solver for StrainLimitSolver {
         while !fell_back
             && pass < passes
             && excess > ctx.params.tolerance
-            && ctx.stats.sle_solves > 0
+            && ctx.stats.linear_solves > 0
         {
             self.refine_rows(ctx);
             if !self.factor_and_solve(ctx) {
@@ -483,9 +491,9 @@ impl Solver for StrainLimitSolver {
             excess = Self::previewed_excess(ctx);
             pass += 1;
         }
-        if ctx.stats.sle_solves > 0 {
+        if ctx.stats.linear_solves > 0 {
             self.counts.solved_steps += 1;
-            self.counts.symbolic_analyses += u64::from(ctx.stats.sle_symbolic);
+            self.counts.symbolic_analyses += u64::from(ctx.stats.symbolic_analysis);
         }
         ctx.stats.fell_back = fell_back;
         ctx.stats

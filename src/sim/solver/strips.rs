@@ -170,7 +170,7 @@ fn prepare(
     if let Target::Position { .. } = target {
         for (l, (d, r)) in links.iter().zip(sc.dirs.iter_mut().zip(sc.rhs.iter_mut())) {
             let len = r.sqrt();
-            *d = if len > 1e-12 * l.band.rest {
+            *d = if !kernels::is_degenerate(len, l.band.rest) {
                 *d * (1.0 / len)
             } else {
                 DVec3::ZERO
@@ -295,7 +295,8 @@ pub const PAR_MIN_FAMILY: usize = 4096;
 #[derive(Debug, Default)]
 pub struct StripsSolver {
     chains: [Vec<Chain>; 2],
-    key: (usize, usize),
+    /// [`crate::sim::Topology::id`] the chains were built for (0: none yet).
+    topology: u64,
     /// Every chain's links for the pass in progress, rows then columns, chain by chain.
     links: Vec<StripLink>,
     /// Each family's chains as ranges of `links`.
@@ -307,10 +308,10 @@ pub struct StripsSolver {
 
 impl StripsSolver {
     fn ensure_chains(&mut self, cloth: &Cloth) {
-        let key = (cloth.topology.edges.len(), cloth.len());
-        if self.key != key || self.chains[0].is_empty() && self.chains[1].is_empty() {
+        // The chains depend on the topology alone, not on which particles are static.
+        if self.topology != cloth.topology.id() {
             self.chains = grid_chains(cloth);
-            self.key = key;
+            self.topology = cloth.topology.id();
         }
     }
 
@@ -330,7 +331,7 @@ impl StripsSolver {
                     let n = if velocity {
                         let d = p.x[b as usize] - p.x[a as usize];
                         let len = d.length();
-                        if len > 1e-12 * rest {
+                        if !kernels::is_degenerate(len, rest) {
                             d * (1.0 / len)
                         } else {
                             DVec3::ZERO
@@ -432,10 +433,11 @@ impl StripsSolver {
         let (sweeps, _) = self.sweeps(ctx, false);
         let residual = iterative::preview_max_strain(ctx.cloth, ctx.accel, ctx.params.dt);
         ctx.stats.polish_sweeps = sweeps;
-        ctx.stats.set_position_outcome(
+        ctx.stats.set_capped_position_outcome(
             residual,
             residual <= ctx.params.tolerance,
-            cap == ctx.params.hard_cap,
+            cap,
+            ctx.params.hard_cap,
         );
     }
 }
@@ -452,15 +454,12 @@ impl Solver for StripsSolver {
         let converged = converged || residual <= ctx.params.tolerance;
         ctx.stats.position_iterations = sweeps;
         ctx.stats
-            .set_position_outcome(residual, converged, cap == ctx.params.hard_cap);
+            .set_capped_position_outcome(residual, converged, cap, ctx.params.hard_cap);
     }
 
+    /// The velocity pass (eq. 3) as strips sweeps; the SLE and Newton use it too.
     fn velocity_pass(&mut self, ctx: &mut StepCtx<'_>) {
-        if !ctx.params.velocity_pass {
-            return;
-        }
         let (sweeps, converged) = self.sweeps(ctx, true);
-        ctx.stats.velocity_iterations = sweeps;
-        ctx.stats.velocity_capped = !converged;
+        ctx.stats.set_velocity_outcome(sweeps, converged);
     }
 }

@@ -14,11 +14,14 @@ use glam::DVec3;
 use super::{ContactModel, Solver, SolverKind, StepCtx};
 use crate::sim::cloth::Cloth;
 use crate::sim::collision::project_out;
+use crate::sim::kernels;
 
 /// The Verlet baseline (003).
 #[derive(Debug, Default, Clone)]
 pub struct VerletSolver {
     x_old: Vec<DVec3>,
+    /// (topology, step) whose position pass filled `x_old`.
+    x_old_of: Option<(u64, u64)>,
 }
 
 /// One relaxation pass (003's `satisfyConstraint`, mass-weighted, 004's strain measure):
@@ -42,7 +45,7 @@ pub fn relax_pass(cloth: &mut Cloth, tol: f64) -> (bool, f64) {
             let len = d.length();
             let l = t.rest[e];
             let s = (len - l).abs() / l;
-            if s <= tol || len < 1e-300 {
+            if s <= tol || kernels::is_degenerate(len, l) {
                 continue;
             }
             worst = worst.max(s);
@@ -64,12 +67,17 @@ impl Solver for VerletSolver {
         ContactModel::Projection
     }
 
+    fn solves_velocity_constraints(&self) -> bool {
+        false
+    }
+
     fn position_pass(&mut self, ctx: &mut StepCtx<'_>) {
         let h = ctx.params.dt;
         let keep = 1.0 - ctx.params.verlet_damping;
         let p = &mut ctx.cloth.particles;
         self.x_old.clear();
         self.x_old.extend_from_slice(&p.x);
+        self.x_old_of = Some((ctx.cloth.topology.id(), ctx.stats.step));
         for i in 0..p.x.len() {
             // Static (pinned or grabbed) particles follow their velocity undamped, so a
             // grabbed particle lands exactly on its target.
@@ -105,10 +113,11 @@ impl Solver for VerletSolver {
 
     fn integrate(&mut self, ctx: &mut StepCtx<'_>) {
         let h = ctx.params.dt;
-        let p = &mut ctx.cloth.particles;
-        if self.x_old.len() != p.len() {
+        // Only the positions this solver's own position pass of this step saved.
+        if self.x_old_of != Some((ctx.cloth.topology.id(), ctx.stats.step)) {
             return;
         }
+        let p = &mut ctx.cloth.particles;
         for i in 0..p.len() {
             p.v[i] = (p.x[i] - self.x_old[i]) / h;
         }

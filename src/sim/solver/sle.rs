@@ -20,17 +20,15 @@
 use glam::DVec3;
 
 use super::iterative::{self, Scratch};
-use super::pattern::LowerPattern;
 use super::strips::StripsSolver;
 use super::{Solver, SolverKind, StepCtx};
-use crate::sim::cloth::Cloth;
-use crate::sim::kernels::preview;
+use crate::sim::cloth::{CacheKey, Cloth};
+use crate::sim::kernels::{self, preview};
+use crate::sim::sparse::dissection;
+use crate::sim::sparse::factor::Factor;
+use crate::sim::sparse::pattern::LowerPattern;
 
-pub(crate) mod dissection;
-pub(crate) mod factor;
-pub use dissection::FillOrdering;
-use factor::Factor;
-pub use factor::SupernodalChoice;
+pub use crate::sim::sparse::{FillOrdering, SupernodalChoice};
 
 /// Pattern of A for one topology and one set of static particles.
 #[derive(Debug, Default)]
@@ -39,8 +37,8 @@ struct Pattern {
     rows: Vec<u32>,
     /// Lower triangle with the coupling behind each entry.
     lower: LowerPattern,
-    /// Key the pattern was built for: (edge count, static_version, particle count).
-    key: (usize, u64, usize),
+    /// The cloth (topology and static set) the pattern was built for.
+    key: CacheKey,
 }
 
 impl Pattern {
@@ -58,16 +56,8 @@ impl Pattern {
         Pattern {
             rows,
             lower,
-            key: (t.edges.len(), cloth.static_version, cloth.len()),
+            key: cloth.cache_key(),
         }
-    }
-
-    fn key_of(cloth: &Cloth) -> (usize, u64, usize) {
-        (
-            cloth.topology.edges.len(),
-            cloth.static_version,
-            cloth.len(),
-        )
     }
 }
 
@@ -97,6 +87,10 @@ pub struct SleSolver {
     factored: bool,
     damping: f64,
     total: Vec<f64>,
+    /// The rows (edges) `total` belongs to, and the (topology, step) of this solver's last
+    /// position pass: the warm start is used only by the next step of the same cloth.
+    total_rows: Vec<u32>,
+    last_pass: Option<(u64, u64)>,
     fallback: Scratch,
     polish: StripsSolver,
 }
@@ -113,7 +107,7 @@ impl SleSolver {
     /// Rebuild the pattern and symbolic analysis if the topology or static set changed.
     /// Returns whether it did.
     fn ensure_pattern(&mut self, cloth: &Cloth) -> bool {
-        if self.factor.is_some() && self.pattern.key == Pattern::key_of(cloth) {
+        if self.factor.is_some() && self.pattern.key == cloth.cache_key() {
             return false;
         }
         self.pattern = Pattern::build(cloth);
@@ -190,7 +184,7 @@ impl SleSolver {
             let pb = preview(p.x[b], p.v[b], accel[b], h);
             let d = pb - pa;
             let l = d.length();
-            if l.is_nan() || l <= 1e-9 * t.rest[e as usize] {
+            if kernels::is_degenerate(l, t.rest[e as usize]) {
                 return false;
             }
             self.dirs[r] = d / l;
@@ -256,10 +250,8 @@ impl SleSolver {
         for (r, &e) in self.pattern.rows.iter().enumerate() {
             let [a, b] = t.edges[e as usize];
             let (a, b) = (a as usize, b as usize);
-            let pa = preview(p.x[a], p.v[a], ctx.accel[a], h);
-            let pb = preview(p.x[b], p.v[b], ctx.accel[b], h);
             let l0 = t.rest[e as usize];
-            let err = pa.distance(pb) - l0;
+            let err = kernels::preview_distance(&p.x, &p.v, ctx.accel, a, b, h) - l0;
             worst = worst.max(err.abs() / l0);
             merit += (err / l0) * (err / l0);
             self.rhs[r] = -err / h;
@@ -273,7 +265,7 @@ impl SleSolver {
         ctx.stats.fell_back = true;
         ctx.stats.position_iterations = r.sweeps;
         ctx.stats
-            .set_position_outcome(r.residual, r.converged, cap == ctx.params.hard_cap);
+            .set_capped_position_outcome(r.residual, r.converged, cap, ctx.params.hard_cap);
     }
 }
 
@@ -284,7 +276,10 @@ impl Solver for SleSolver {
 
     fn position_pass(&mut self, ctx: &mut StepCtx<'_>) {
         self.factored = false;
-        ctx.stats.sle_symbolic = self.ensure_pattern(ctx.cloth);
+        ctx.stats.symbolic_analysis = self.ensure_pattern(ctx.cloth);
+        let topology = ctx.cloth.topology.id();
+        let continues = self.last_pass == Some((topology, ctx.stats.step.wrapping_sub(1)));
+        self.last_pass = Some((topology, ctx.stats.step));
         let tol = ctx.params.tolerance;
         let nrows = self.pattern.rows.len();
         if nrows == 0 {
@@ -301,7 +296,7 @@ impl Solver for SleSolver {
         // Warm start: a cloth hanging or sliding needs much the same impulses every step,
         // so start the nonlinear solve from last step's accumulated impulses (along this
         // step's directions). Kept only if it lowers the merit function.
-        if self.total.len() == nrows && ctx.params.velocity_pass {
+        if continues && self.total_rows == self.pattern.rows && ctx.params.velocity_pass {
             let (_, cold) = self.preview_errors(ctx);
             std::mem::swap(&mut self.lambda, &mut self.total);
             self.apply(ctx.cloth, 1.0);
@@ -314,6 +309,7 @@ impl Solver for SleSolver {
         } else {
             self.total.clear();
             self.total.resize(nrows, 0.0);
+            self.total_rows.clone_from(&self.pattern.rows);
         }
         let mut factorizations = 1;
         let max_solves = ctx.params.capped(ctx.params.sle_max_solves);
@@ -377,7 +373,7 @@ impl Solver for SleSolver {
             prev_worst = worst;
             prev_merit = merit;
             let res = self.solve();
-            ctx.stats.sle_residual = ctx.stats.sle_residual.max(res);
+            ctx.stats.solve_residual = ctx.stats.solve_residual.max(res);
             self.apply(ctx.cloth, 1.0);
             for (t, l) in self.total.iter_mut().zip(&self.lambda) {
                 *t += l;
@@ -386,8 +382,8 @@ impl Solver for SleSolver {
         }
         let s = &mut *ctx.stats;
         s.position_iterations = solves;
-        s.sle_solves += solves;
-        s.sle_factorizations = factorizations;
+        s.linear_solves += solves;
+        s.factorizations = factorizations;
         s.set_position_outcome(worst, worst <= tol, false);
         if !s.converged {
             // The damped Newton iteration did not reach the tolerance (strongly nonlinear
@@ -399,9 +395,6 @@ impl Solver for SleSolver {
     }
 
     fn velocity_pass(&mut self, ctx: &mut StepCtx<'_>) {
-        if !ctx.params.velocity_pass {
-            return;
-        }
         if !self.factored {
             // The step fell back (or had no rows): the iterative velocity pass matches.
             let r = iterative::velocity_pass(
@@ -410,8 +403,7 @@ impl Solver for SleSolver {
                 ctx.params.effective_cap(),
                 &mut self.fallback,
             );
-            ctx.stats.velocity_iterations = r.sweeps;
-            ctx.stats.velocity_capped = !r.converged;
+            ctx.stats.set_velocity_outcome(r.sweeps, r.converged);
             return;
         }
         if ctx.stats.polish_sweeps > 0 {
@@ -419,9 +411,7 @@ impl Solver for SleSolver {
             // iterate that stalled far from the end of the step: chord solves with it
             // converge slowly (50×50 paper scene: 3.2 ms for the velocity pass against
             // 0.8 ms for strips sweeps alone).
-            let (sweeps, converged) = self.polish.sweeps(ctx, true);
-            ctx.stats.velocity_iterations = sweeps;
-            ctx.stats.velocity_capped = !converged;
+            self.polish.velocity_pass(ctx);
             return;
         }
         let h = ctx.params.dt;
@@ -439,7 +429,8 @@ impl Solver for SleSolver {
                 for (r, &e) in self.pattern.rows.iter().enumerate() {
                     let [a, b] = t.edges[e as usize];
                     let (a, b) = (a as usize, b as usize);
-                    let n = (p.x[b] - p.x[a]).normalize_or_zero();
+                    let n =
+                        kernels::unit(p.x[a], p.x[b], t.rest[e as usize]).unwrap_or(DVec3::ZERO);
                     let rel = (p.v[b] - p.v[a]).dot(n);
                     worst = worst.max(rel.abs() * h / t.rest[e as usize]);
                     self.rhs[r] = -rel;
@@ -454,15 +445,13 @@ impl Solver for SleSolver {
             }
             prev_worst = worst;
             let res = self.solve();
-            ctx.stats.sle_residual = ctx.stats.sle_residual.max(res);
+            ctx.stats.solve_residual = ctx.stats.solve_residual.max(res);
             self.apply(ctx.cloth, 1.0);
             solves += 1;
         }
-        ctx.stats.velocity_iterations = solves;
-        ctx.stats.sle_solves += solves;
+        ctx.stats.linear_solves += solves;
         // Whatever the stale factor left, strips finish (usually 0–1 sweeps).
         let (sweeps, converged) = self.polish.sweeps(ctx, true);
-        ctx.stats.velocity_iterations += sweeps;
-        ctx.stats.velocity_capped = !converged;
+        ctx.stats.set_velocity_outcome(solves + sweeps, converged);
     }
 }

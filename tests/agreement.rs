@@ -1,0 +1,234 @@
+//! Agreement: different solvers, orders and thread counts reach the same state, and a
+//! solver instance gives the same result whatever it was used for before.
+
+mod common;
+
+use common::*;
+use impulse_cloth::sim::{PinSpec, ScenePreset, SceneSpec, SolverKind, World};
+
+/// The fill-reducing order changes only the round-off of the SLE's factorisation: the
+/// nested-dissection and AMD orders must give the same cloth up to round-off, with equally
+/// small solve residuals. (Over 10 steps the two stay within 1e-13 m; the swinging cloth
+/// amplifies round-off about tenfold every few steps after that, measured.)
+#[test]
+fn sle_gives_the_same_cloth_in_nested_dissection_and_amd_order() {
+    use impulse_cloth::sim::solver::{FillOrdering, SleSolver};
+    let mut nd_world = hanging(12, 0.1, params(1e-9));
+    let mut amd_world = nd_world.clone();
+    let mut nd = SleSolver::default();
+    let mut amd = SleSolver::default();
+    amd.ordering = FillOrdering::Amd;
+    let spacing = 1.0 / 11.0;
+    for step in 0..10 {
+        let a = nd_world.step(&mut nd).expect("finite");
+        let b = amd_world.step(&mut amd).expect("finite");
+        assert!(a.converged && b.converged, "step {step}");
+        assert!(
+            a.solve_residual < 1e-10 && b.solve_residual < 1e-10,
+            "step {step}"
+        );
+        let d = max_distance(&nd_world.cloth.particles.x, &amd_world.cloth.particles.x);
+        assert!(d < 1e-10 * spacing, "step {step}: states {d} m apart");
+    }
+}
+
+/// One step of the 10×10 hanging cloth (slack 0.1, h = 1/120 s) to 1e-10 with two solvers:
+/// both solve the same constraints, so they must reach the same state up to the directions
+/// their impulses take (a second-order effect) — well under 1 % of how far the cloth moved.
+fn assert_same_next_state(a: SolverKind, b: SolverKind) {
+    let mut p = params(1e-10);
+    p.dt = 1.0 / 120.0;
+    let base = hanging(10, 0.1, p);
+    let (mut wa, mut wb) = (base.clone(), base.clone());
+    run(&mut wa, a, 1);
+    run(&mut wb, b, 1);
+    let spacing = base.cloth.topology.rest[0];
+    let moved = max_distance(&base.cloth.particles.x, &wa.cloth.particles.x);
+    let diff = max_distance(&wa.cloth.particles.x, &wb.cloth.particles.x);
+    assert!(moved > 1e-3 * spacing, "the step moved nothing: {moved}");
+    assert!(
+        diff < 1e-2 * moved,
+        "{a} and {b} differ by {diff} m (moved {moved} m)"
+    );
+}
+
+#[test]
+fn iterative_and_sle_reach_the_same_state() {
+    // GS re-evaluates the directions every sweep, the SLE keeps each solve's preview's.
+    assert_same_next_state(SolverKind::Iterative, SolverKind::Sle);
+}
+
+#[test]
+fn strips_and_sle_agree() {
+    assert_same_next_state(SolverKind::Strips, SolverKind::Sle);
+}
+
+#[test]
+fn newton_agrees_with_sle_and_gauss_seidel() {
+    // Newton's impulses act along the end-of-step directions.
+    assert_same_next_state(SolverKind::Newton, SolverKind::Sle);
+    assert_same_next_state(SolverKind::Newton, SolverKind::Iterative);
+}
+
+#[test]
+fn deterministic_across_thread_counts() {
+    // 100×100 so that each colour class (≈ 4950 constraints) is above the size from which the
+    // sweep runs in parallel; strips run their chains in parallel at any size.
+    const { assert!(100 * 99 / 2 >= impulse_cloth::sim::solver::iterative::PAR_MIN_CONSTRAINTS) };
+    let run_with = |threads: usize, kind: SolverKind| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let mut p = params(1e-3);
+            p.max_iterations = 30;
+            let mut w = hanging(100, 0.05, p);
+            run(&mut w, kind, 4);
+            w.cloth.particles.x.clone()
+        })
+    };
+    for kind in [
+        SolverKind::Iterative,
+        SolverKind::Strips,
+        SolverKind::Newton,
+    ] {
+        let one = run_with(1, kind);
+        let two = run_with(2, kind);
+        let again = run_with(2, kind);
+        assert!(one == two, "{kind}: 1 and 2 threads differ");
+        assert!(two == again, "{kind}: two runs differ");
+    }
+}
+
+/// Whether two worlds hold bit-for-bit the same particle state.
+fn same_state(a: &World, b: &World) -> bool {
+    let bits = |w: &World| -> Vec<u64> {
+        let p = &w.cloth.particles;
+        p.x.iter()
+            .chain(&p.v)
+            .flat_map(|x| x.to_array())
+            .map(f64::to_bits)
+            .collect()
+    };
+    bits(a) == bits(b)
+}
+
+/// Step `b` with a solver instance that first ran `a` for a few steps, and with a fresh
+/// solver: every solver must give bit-for-bit the same states and iteration counts, since
+/// nothing it cached for `a` (patterns, factorisations, chains, warm starts) belongs to `b`.
+fn assert_reuse_is_fresh(a: &World, b: &World, what: &str) {
+    for kind in SolverKind::ALL {
+        let mut reused = kind.create();
+        let mut wa = a.clone();
+        for _ in 0..3 {
+            wa.step(reused.as_mut())
+                .unwrap_or_else(|e| panic!("{kind}, {what}: first world: {e}"));
+        }
+        let (mut w1, mut w2) = (b.clone(), b.clone());
+        let mut fresh = kind.create();
+        for k in 0..4 {
+            let s1 = w1
+                .step(reused.as_mut())
+                .unwrap_or_else(|e| panic!("{kind}, {what}: reused solver, step {k}: {e}"));
+            let s2 = w2.step(fresh.as_mut()).expect("fresh solver");
+            assert!(
+                same_state(&w1, &w2),
+                "{kind}, {what}: step {k}: the reused solver's state differs (strain {} vs {})",
+                s1.max_strain,
+                s2.max_strain
+            );
+            assert_eq!(
+                (
+                    s1.position_iterations,
+                    s1.velocity_iterations,
+                    s1.polish_sweeps
+                ),
+                (
+                    s2.position_iterations,
+                    s2.velocity_iterations,
+                    s2.polish_sweeps
+                ),
+                "{kind}, {what}: step {k}: iteration counts differ"
+            );
+        }
+    }
+}
+
+/// A hanging `w`×`h` cloth (far corners pinned unless `pins` says otherwise).
+fn hanging_cloth(w: usize, h: usize, pins: Option<Vec<usize>>) -> World {
+    let mut spec = SceneSpec::new(ScenePreset::Hanging, w, h);
+    if let Some(pins) = pins {
+        spec.pins = PinSpec::Indices(pins);
+    }
+    spec.build(params(1e-4)).expect("valid scene")
+}
+
+/// 30×20 and 20×30 have the same particle and constraint counts; caches keyed on counts
+/// took one for the other (the SLE, Newton and strips then failed every step, the
+/// strain-limit solver silently solved the wrong pattern).
+#[test]
+fn a_reused_solver_agrees_with_a_fresh_one_on_another_shape_of_equal_counts() {
+    let a = hanging_cloth(30, 20, None);
+    let b = hanging_cloth(20, 30, None);
+    assert_eq!(a.cloth.len(), b.cloth.len());
+    assert_eq!(a.cloth.topology.edges.len(), b.cloth.topology.edges.len());
+    assert_reuse_is_fresh(&a, &b, "30x20 then 20x30");
+}
+
+/// Two 20×20 cloths pinned at {0, 210} and {0, 211}: built separately, or cloned from one
+/// cloth and pinned differently — the static sets' versions must not collide.
+#[test]
+fn a_reused_solver_agrees_with_a_fresh_one_on_the_same_grid_pinned_elsewhere() {
+    let a = hanging_cloth(20, 20, Some(vec![0, 210]));
+    let b = hanging_cloth(20, 20, Some(vec![0, 211]));
+    assert_reuse_is_fresh(&a, &b, "pins {0, 210} then {0, 211}");
+    let base = hanging_cloth(20, 20, Some(vec![]));
+    let (mut a, mut b) = (base.clone(), base);
+    for (w, pins) in [(&mut a, [0, 210]), (&mut b, [0, 211])] {
+        for i in pins {
+            w.cloth.set_pinned(i, true).unwrap();
+        }
+    }
+    assert_ne!(a.cloth.static_version(), b.cloth.static_version());
+    assert_reuse_is_fresh(&a, &b, "clones pinned at {0, 210} and {0, 211}");
+}
+
+/// Switching solvers mid-run: a solver switched back in after another one did some steps
+/// (so what it kept from its own last step is stale) gives bit-for-bit the run of a fresh
+/// solver of its kind started at that step.
+#[test]
+fn switching_solvers_mid_run_gives_the_run_of_a_fresh_solver_from_that_step() {
+    for kind in SolverKind::ALL {
+        let other = if kind == SolverKind::Iterative {
+            SolverKind::Strips
+        } else {
+            SolverKind::Iterative
+        };
+        let mut w = hanging(12, 0.1, params(1e-4));
+        let mut solver = kind.create();
+        let mut interim = other.create();
+        for _ in 0..3 {
+            w.step(solver.as_mut()).unwrap();
+        }
+        for _ in 0..3 {
+            w.step(interim.as_mut()).unwrap();
+        }
+        let mut fresh_world = w.clone();
+        let mut fresh = kind.create();
+        for k in 0..5 {
+            let s1 = w.step(solver.as_mut()).unwrap();
+            let s2 = fresh_world.step(fresh.as_mut()).unwrap();
+            assert_eq!(s1.solver, kind);
+            assert!(
+                same_state(&w, &fresh_world),
+                "{kind}: step {k} after switching back differs from a fresh solver's"
+            );
+            assert_eq!(
+                (s1.position_iterations, s1.velocity_iterations),
+                (s2.position_iterations, s2.velocity_iterations),
+                "{kind}: step {k}"
+            );
+        }
+    }
+}
