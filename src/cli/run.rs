@@ -1,7 +1,7 @@
 //! `impulse-cloth run`: one headless simulation, exported as a JSON report and OBJ frames.
 
 use std::fs;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -10,6 +10,7 @@ use glam::DVec3;
 use serde::Serialize;
 
 use super::{BallArg, GridArg, Vec3Arg, non_negative, positive};
+use crate::output::{check_writable, write_atomic};
 use crate::sim::{Ball, PinSpec, ScenePreset, SceneSpec, SimParams, SolverKind, StepStats, World};
 
 /// Flags of `run`.
@@ -284,46 +285,6 @@ pub fn build_world(args: &RunArgs) -> Result<World, String> {
 /// 1/30 s are 3.8 days of simulated time).
 pub const MAX_STEPS: u64 = 10_000_000;
 
-/// Whether a file can be created at `path`: its directory exists and takes a file, and the
-/// path is not itself a directory.
-pub(crate) fn check_writable(path: &Path) -> Result<(), String> {
-    if path.is_dir() {
-        return Err(format!(
-            "cannot write {}: it is a directory",
-            path.display()
-        ));
-    }
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if !dir.is_dir() {
-        return Err(format!(
-            "cannot write {}: directory {} does not exist",
-            path.display(),
-            dir.display()
-        ));
-    }
-    let probe = dir.join(format!(".impulse-cloth-probe-{}", std::process::id()));
-    fs::write(&probe, b"").map_err(|e| format!("cannot write to {}: {e}", dir.display()))?;
-    let _ = fs::remove_file(probe);
-    Ok(())
-}
-
-/// Write `bytes` to `path` atomically (temporary file, then rename).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension(format!(
-        "{}.tmp",
-        path.extension().and_then(|e| e.to_str()).unwrap_or("")
-    ));
-    {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-    }
-    fs::rename(tmp, path)
-}
-
 fn write_obj(dir: &Path, step: u64, world: &World) -> std::io::Result<()> {
     let mut s = String::with_capacity(world.cloth.len() * 40);
     s.push_str(&format!("# impulse-cloth step {step}\n"));
@@ -489,6 +450,35 @@ pub fn set_threads(threads: usize) -> Result<(), String> {
         .map_err(|e| format!("cannot set up {threads} threads: {e}"))
 }
 
+/// Check every output before the run: `--json` and `--obj-dir` must not name the same path,
+/// the report must be writable (not a directory, not a path ending in `/`, in an existing
+/// writable directory) and the OBJ directory must exist or be creatable and take files.
+fn check_outputs(args: &RunArgs) -> Result<(), String> {
+    if let (Some(j), Some(d)) = (&args.json, &args.obj_dir) {
+        let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        if abs(j) == abs(d) {
+            return Err(format!(
+                "--json {} and --obj-dir {} name the same path",
+                j.display(),
+                d.display()
+            ));
+        }
+    }
+    if let Some(p) = &args.json {
+        check_writable(p).map_err(|e| format!("--json: {e}"))?;
+    }
+    if let Some(d) = &args.obj_dir {
+        fs::create_dir_all(d)
+            .map_err(|e| format!("--obj-dir: cannot create {}: {e}", d.display()))?;
+        check_writable(&d.join("frame_000000.obj")).map_err(|e| format!("--obj-dir: {e}"))?;
+        // Created just now, the directory may be what --json named by another spelling.
+        if let Some(p) = &args.json {
+            check_writable(p).map_err(|e| format!("--json: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
 /// Entry point of `run`.
 pub fn main(args: RunArgs) -> ExitCode {
     let fail = |msg: String| {
@@ -502,20 +492,10 @@ pub fn main(args: RunArgs) -> ExitCode {
         Ok(w) => w,
         Err(e) => return fail(e),
     };
-    if let Some(p) = &args.json
-        && let Err(e) = check_writable(p)
-    {
+    if let Err(e) = set_threads(args.threads) {
         return fail(e);
     }
-    if let Some(d) = &args.obj_dir {
-        if let Err(e) = fs::create_dir_all(d) {
-            return fail(format!("cannot create {}: {e}", d.display()));
-        }
-        if let Err(e) = check_writable(&d.join("x")) {
-            return fail(e);
-        }
-    }
-    if let Err(e) = set_threads(args.threads) {
+    if let Err(e) = check_outputs(&args) {
         return fail(e);
     }
     let pb = std::io::stderr().is_terminal().then(|| {

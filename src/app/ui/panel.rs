@@ -9,8 +9,8 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use egui_plot::{Legend, Line, Plot};
 
 use super::recording::Recorder;
+use crate::app::render::ViewSettings;
 use crate::app::sim::SimState;
-use crate::render::ViewSettings;
 use crate::sim::{Ball, BallMotion, PinSpec, ScenePreset, SceneSpec, SolverKind};
 
 /// Frame times of the recent frames, ms.

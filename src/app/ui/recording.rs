@@ -13,11 +13,11 @@ use plotters::prelude::*;
 
 use super::panel::FrameTimes;
 use crate::app::sim::SimState;
-use crate::cli::run::write_atomic;
+use crate::output::{AtomicFile, PlotResult, atomic_png, write_atomic};
 
 struct Active {
     path: PathBuf,
-    tmp: PathBuf,
+    file: AtomicFile,
     out: BufWriter<File>,
     start: Instant,
     seen_steps: u64,
@@ -61,18 +61,21 @@ impl Recorder {
             ));
             return;
         }
-        let tmp = path.with_extension("csv.tmp");
-        match File::create(&tmp) {
-            Ok(f) => {
+        let opened = AtomicFile::new(&path, "").and_then(|file| {
+            let f = file.create()?;
+            Ok((file, f))
+        });
+        match opened {
+            Ok((file, f)) => {
                 let mut out = BufWriter::new(f);
                 if let Err(e) = out.write_all(HEADER.as_bytes()) {
-                    self.status = Some(format!("cannot write {}: {e}", tmp.display()));
+                    self.status = Some(format!("cannot write {}: {e}", file.path().display()));
                     return;
                 }
                 self.status = Some(format!("recording to {}", path.display()));
                 self.active = Some(Active {
                     path,
-                    tmp,
+                    file,
                     out,
                     start: Instant::now(),
                     seen_steps: total_steps,
@@ -99,13 +102,14 @@ impl Recorder {
 
     /// Stop: finish the CSV, write the summary JSON and the PNG chart.
     pub fn stop(&mut self) {
-        let Some(mut a) = self.active.take() else {
+        let Some(a) = self.active.take() else {
             return;
         };
+        let Active { file, mut out, .. } = a;
         let result = (|| -> Result<(), String> {
-            a.out.flush().map_err(|e| e.to_string())?;
-            drop(a.out);
-            std::fs::rename(&a.tmp, &a.path).map_err(|e| e.to_string())?;
+            out.flush().map_err(|e| e.to_string())?;
+            drop(out);
+            file.commit().map_err(|e| e.to_string())?;
             let mean = |v: &[f64]| {
                 if v.is_empty() {
                     0.0
@@ -171,20 +175,10 @@ pub fn csv_path(path: PathBuf) -> PathBuf {
 
 /// Steps and frames are spread evenly over the recording's duration (both are regular
 /// enough for a chart; the CSV has exact timestamps).
-fn chart(
-    path: &Path,
-    steps: &[f64],
-    frames: &[f64],
-    seconds: f64,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let tmp = path.with_extension("png.tmp.png");
-    {
-        let _ = plotters::style::register_font(
-            "sans-serif",
-            plotters::style::FontStyle::Normal,
-            crate::cli::bench::FONT,
-        );
-        let root = BitMapBackend::new(&tmp, (900, 400)).into_drawing_area();
+fn chart(path: &Path, steps: &[f64], frames: &[f64], seconds: f64) -> PlotResult {
+    crate::output::register_font();
+    atomic_png(path, |tmp| {
+        let root = BitMapBackend::new(tmp, (900, 400)).into_drawing_area();
         root.fill(&WHITE)?;
         let n = seconds.max(1e-3);
         let at = |i: usize, len: usize| i as f64 * n / len.max(1) as f64;
@@ -218,9 +212,8 @@ fn chart(
             .background_style(plotters::style::Color::mix(&WHITE, 0.8))
             .draw()?;
         root.present()?;
-    }
-    std::fs::rename(tmp, path)?;
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Append the steps and the frame since the last call.
