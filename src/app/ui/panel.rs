@@ -1,5 +1,6 @@
-//! The egui panel (every parameter with its range from `sim::params`), the live read-outs,
-//! the frame-time overlay and the Record button.
+//! The egui panel (one function per section; every simulation parameter's slider built
+//! from its [`Param`] description in `sim::params`), the live read-outs, the frame-time
+//! overlay and the Record button.
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -11,7 +12,8 @@ use egui_plot::{Legend, Line, Plot};
 use super::recording::Recorder;
 use crate::app::render::ViewSettings;
 use crate::app::sim::SimState;
-use crate::sim::{Ball, BallMotion, PinSpec, ScenePreset, SceneSpec, SolverKind};
+use crate::sim::params::{self, Param, Scale};
+use crate::sim::{Ball, BallMotion, PinSpec, ScenePreset, SceneSpec, SimParams, SolverKind};
 
 /// Frame times of the recent frames, ms.
 #[derive(Resource, Default)]
@@ -83,29 +85,41 @@ fn slider<N: egui::emath::Numeric>(
     egui::Slider::new(v, range).clamping(egui::SliderClamping::Edits)
 }
 
+/// The slider of a described parameter: its span, scale and tooltip from `p`, `label`
+/// beside it.
+fn param_slider_as<N: egui::emath::Numeric>(
+    ui: &mut egui::Ui,
+    p: &Param,
+    v: &mut N,
+    label: &str,
+) -> egui::Response {
+    let (lo, hi) = p.slider;
+    let s = slider(v, N::from_f64(lo)..=N::from_f64(hi))
+        .logarithmic(p.scale == Scale::Log)
+        .text(label);
+    ui.add(s).on_hover_text(p.help)
+}
+
+/// [`param_slider_as`] with the parameter's own label.
+fn param_slider<N: egui::emath::Numeric>(
+    ui: &mut egui::Ui,
+    p: &Param,
+    v: &mut N,
+) -> egui::Response {
+    param_slider_as(ui, p, v, p.label)
+}
+
 /// Substeps and time step h = 1 / (rate × substeps) for the panel's two sliders, kept
-/// inside h's valid range ([`crate::sim::params`], 1e-4 to 0.1 s): past it every rebuild and
+/// inside h's valid range ([`params::DT`], 1e-4 to 0.1 s): past it every rebuild and
 /// reset would be refused, so the substeps give way (240 Hz allows 41, not 50).
 fn frame_step(hz: f64, substeps: u32) -> (u32, f64) {
-    let (h_min, h_max, _) = spec("dt");
+    let (h_min, h_max) = (params::DT.min, params::DT.max);
     let most = ((1.0 / h_min) / hz).floor().max(1.0) as u32;
     let substeps = substeps.clamp(1, most);
     let dt = (1.0 / (hz * substeps as f64)).clamp(h_min, h_max);
     (substeps, dt)
 }
 
-fn log_slider(ui: &mut egui::Ui, label: &str, v: &mut f64, lo: f64, hi: f64, help: &str) -> bool {
-    ui.add(slider(v, lo..=hi).logarithmic(true).text(label))
-        .on_hover_text(help)
-        .changed()
-}
-
-fn spec(name: &str) -> (f64, f64, &'static str) {
-    let s = crate::sim::params::spec(name).expect("spec exists");
-    (s.min, s.max, s.help)
-}
-
-#[allow(clippy::too_many_arguments)]
 fn panel(
     mut contexts: EguiContexts,
     mut state: ResMut<SimState>,
@@ -121,248 +135,373 @@ fn panel(
         .default_width(300.0)
         .resizable(false)
         .show(ctx, |ui| {
-            egui::ScrollArea::vertical().max_height(720.0).show(ui, |ui| {
-                ui.horizontal(|ui| {
-                    if ui.button(if state.paused { "▶ Run (P)" } else { "⏸ Pause (P)" }).clicked() {
-                        state.paused = !state.paused;
-                    }
-                    if ui.button("Step (N)").clicked() {
-                        state.paused = true;
-                        state.step_once = true;
-                    }
-                    if ui.button("Reset (R)").clicked() {
-                        let scene = state.scene.clone();
-                        if let Err(e) = state.rebuild(scene) {
-                            state.error = Some(e.to_string());
-                        }
-                    }
-                    if ui.button("?").clicked() {
-                        panel.show_help = !panel.show_help;
-                    }
-                });
-                ui.separator();
-                ui.heading("Solver");
-                let mut kind = state.kind;
-                egui::ComboBox::from_id_salt("solver")
-                    .selected_text(kind.label())
-                    .show_ui(ui, |ui| {
-                        for k in SolverKind::ALL {
-                            ui.selectable_value(&mut kind, k, k.label());
-                        }
-                    });
-                state.set_solver(kind);
-                let p = &mut state.world.params;
-                let (lo, _, help) = spec("tolerance");
-                log_slider(ui, "tolerance", &mut p.tolerance, lo.max(1e-8), 1e-1, help);
-                ui.add(slider(&mut p.max_iterations, 0..=2000).text("iteration cap (0 = none)"))
-                    .on_hover_text("sweeps per pass; 0 = until the tolerance (safety cap applies)");
-                ui.add(slider(&mut p.sle_max_solves, 1..=50).text("SLE solves"));
-                ui.add(slider(&mut p.newton_max_steps, 1..=200).text("Newton steps"))
-                    .on_hover_text("Newton steps per position pass before strips finish it");
-                ui.add(slider(&mut p.verlet_passes, 1..=200).text("Verlet passes"));
-                ui.checkbox(&mut p.velocity_pass, "velocity pass (eq. 3)");
-                ui.checkbox(&mut p.lock_taut_chains, "hold taut chains static")
-                    .on_hover_text(
-                        "a row or column pulled straight between two pins at exactly its rest \
-                         length can only stay where it is: hold its particles static (the exact \
-                         solution) instead of letting it sag within the tolerance, which makes \
-                         every solver crawl (not used by the strain-limit solver)",
-                    );
-                ui.separator();
-                ui.heading("Scene");
-                let mut preset = state.scene.preset;
-                egui::ComboBox::from_id_salt("preset")
-                    .selected_text(preset.name())
-                    .show_ui(ui, |ui| {
-                        for s in ScenePreset::ALL {
-                            ui.selectable_value(&mut preset, s, s.name());
-                        }
-                    });
-                ui.horizontal(|ui| {
-                    // Edits stay within 2..=256 (a single row has no surface to draw or
-                    // grab); a larger grid given on the command line is kept as it is.
-                    ui.add(egui::DragValue::new(&mut panel.grid_w).range(2..=256).clamp_existing_to_range(false).prefix("W "));
-                    ui.add(egui::DragValue::new(&mut panel.grid_h).range(2..=256).clamp_existing_to_range(false).prefix("H "));
-                });
-                let mut size = state.scene.size;
-                let mut mass = state.scene.mass;
-                let mut slack = state.scene.slack;
-                ui.add(slider(&mut size, 0.1..=10.0).text("size (m)"));
-                ui.add(slider(&mut mass, 0.01..=5.0).text("mass (kg)"));
-                ui.add(slider(&mut slack, 0.0..=0.5).text("slack"))
-                    .on_hover_text("move the pins inward by this fraction of the edge");
-                let changed = preset != state.scene.preset
-                    || size != state.scene.size
-                    || mass != state.scene.mass
-                    || slack != state.scene.slack;
-                if changed || ui.button("Apply grid / rebuild").clicked() {
-                    let mut scene = SceneSpec::new(preset, panel.grid_w, panel.grid_h);
-                    scene.size = size;
-                    scene.mass = mass;
-                    scene.slack = slack;
-                    if preset == state.scene.preset && state.scene.pins != preset.default_pins() {
-                        scene.pins = match &state.scene.pins {
-                            PinSpec::Indices(_) => preset.default_pins(),
-                            other => other.clone(),
-                        };
-                    }
-                    if let Err(e) = state.rebuild(scene) {
-                        state.error = Some(e.to_string());
-                    }
-                }
-                let strain_limit_solver = state.kind == SolverKind::StrainLimit;
-                let p = &mut state.world.params;
-                let mut hz = (1.0 / (p.dt * panel.substeps as f64)).round();
-                let a = ui
-                    .add(slider(&mut hz, 10.0..=240.0).text("frame rate (Hz)"))
-                    .on_hover_text("simulated frames per second; each frame is split into substeps");
-                let b = ui
-                    .add(slider(&mut panel.substeps, 1..=50).text("substeps"))
-                    .on_hover_text("time step h = 1 / (rate × substeps): smaller steps stretch less per step");
-                if a.changed() || b.changed() {
-                    (panel.substeps, p.dt) = frame_step(hz, panel.substeps);
-                    fixed.set_timestep_seconds(p.dt);
-                }
-                ui.label(format!("h = {:.2} ms", p.dt * 1e3));
-                ui.add(slider(&mut p.gravity.y, -30.0..=0.0).text("gravity y (m/s²)"));
-                ui.separator();
-                ui.heading("Springs (004 §3.3)");
-                let (_, kmax, khelp) = spec("stiffness");
-                ui.add(slider(&mut p.shear.stiffness, 0.0..=kmax.min(100.0)).text("shear k (N/m)")).on_hover_text(khelp);
-                ui.add(slider(&mut p.shear.damping, 0.0..=0.1).text("shear damping"));
-                ui.add(slider(&mut p.bend.stiffness, 0.0..=kmax.min(100.0)).text("bend k (N/m)")).on_hover_text(khelp);
-                ui.add(slider(&mut p.bend.damping, 0.0..=0.1).text("bend damping"));
-                if strain_limit_solver {
+            egui::ScrollArea::vertical()
+                .max_height(720.0)
+                .show(ui, |ui| {
+                    controls(ui, state, &mut panel);
                     ui.separator();
-                    ui.heading("Strain limits (001)");
-                    let sl = &mut p.strain_limits;
-                    let (lo, hi, help) = spec("limit_stretch");
-                    log_slider(ui, "stretch b", &mut sl.stretch, lo, hi, help);
-                    let (lo, hi, help) = spec("limit_compress");
-                    log_slider(ui, "compression a", &mut sl.compress, lo, hi, help);
-                    ui.add(slider(&mut sl.stiffness, 0.0..=kmax.min(500.0)).text("in-limit k (N/m)"))
-                        .on_hover_text("structural spring inside the limits (clamped to the explicit-Euler limit)");
-                    let (_, pmax, phelp) = spec("limit_passes");
-                    ui.add(slider(&mut sl.passes, 1..=pmax as u32).text("solves per step")).on_hover_text(phelp);
-                }
-                ui.separator();
-                ui.heading("Wind and ball");
-                ui.checkbox(&mut p.wind.enabled, "wind");
-                ui.add(slider(&mut p.wind.velocity.x, -15.0..=15.0).text("wind x (m/s)"));
-                ui.add(slider(&mut p.wind.velocity.z, -15.0..=15.0).text("wind z (m/s)"));
-                ui.add(slider(&mut p.wind.gust, 0.0..=2.0).text("gusts"));
-                let mut has_ball = p.ball.is_some();
-                if ui.checkbox(&mut has_ball, "ball").changed() {
-                    p.ball = has_ball.then(|| Ball::still(glam::DVec3::new(0.0, 0.6, 0.0), 0.2));
-                }
-                if let Some(b) = &mut p.ball {
-                    ui.add(slider(&mut b.radius, 0.02..=1.0).text("radius (m)"));
-                    let mut motion = match b.motion {
-                        BallMotion::Still => 0,
-                        BallMotion::Swing { .. } => 1,
-                        BallMotion::Thrown => 2,
-                    };
-                    let before = motion;
-                    ui.horizontal(|ui| {
-                        ui.radio_value(&mut motion, 0, "still");
-                        ui.radio_value(&mut motion, 1, "swinging");
-                        ui.radio_value(&mut motion, 2, "thrown (space)");
-                    });
-                    if motion != before {
-                        b.motion = match motion {
-                            0 => BallMotion::Still,
-                            1 => BallMotion::Swing {
-                                anchor: b.center,
-                                axis: glam::DVec3::new(0.0, 0.0, 0.4),
-                                frequency: 0.3,
-                            },
-                            _ => BallMotion::Thrown,
-                        };
+                    solver_section(ui, state);
+                    ui.separator();
+                    scene_section(ui, state, &mut panel);
+                    time_section(ui, state, &mut panel, &mut fixed);
+                    ui.separator();
+                    springs_section(ui, &mut state.world.params);
+                    if state.kind == SolverKind::StrainLimit {
+                        ui.separator();
+                        strain_limits_section(ui, &mut state.world.params);
                     }
-                }
-                ui.add(slider(&mut p.friction, 0.0..=2.0).text("friction"));
-                ui.separator();
-                ui.heading("View");
-                ui.checkbox(&mut view.heatmap, "strain heat-map (H)");
-                if view.heatmap {
-                    log_slider(ui, "red at strain", &mut view.strain_scale, 1e-6, 1.0, "strain shown as full red");
-                    ui.label(format!("blue 0 → green {:.1e} → red {:.1e}", view.strain_scale / 2.0, view.strain_scale));
-                }
-                ui.checkbox(&mut view.wireframe, "constraints wireframe (W)");
-                ui.checkbox(&mut panel.show_overlay, "frame-time overlay");
-                ui.separator();
-                ui.heading("Read-outs");
-                let c = &state.world.cloth;
-                ui.label(format!("{} particles, {} constraints, {} springs", c.len(), c.topology.edges.len(), c.topology.springs.len()));
-                if let Some(s) = state.history.back() {
-                    ui.label(format!("step {}: {:.2} ms ({} / {} iterations)", s.step, s.timings.total().as_secs_f64() * 1e3, s.position_iterations, s.velocity_iterations));
-                    ui.label(format!("max strain {:.2e}, mean {:.2e}", s.max_strain, s.mean_strain));
-                    if s.locked_particles > 0 {
-                        ui.label(format!("{} particles held static in taut chains", s.locked_particles));
-                    }
-                    ui.label(if s.converged {
-                        "tolerance met".to_string()
-                    } else if s.hard_capped {
-                        "safety cap hit".to_string()
-                    } else {
-                        "iteration cap hit".to_string()
-                    });
-                    if s.solver == SolverKind::StrainLimit {
-                        ui.label(format!(
-                            "{} springs outside [a, b] (worst by {:.1e}), {} constrained particles, {} solves{}{}",
-                            s.limit_violations,
-                            s.limit_excess,
-                            s.constrained_particles,
-                            s.sle_solves,
-                            if s.sle_symbolic { ", new symbolic analysis" } else { "" },
-                            if s.fell_back { ", NOT FACTORISED" } else { "" }
-                        ));
-                    }
-                    if s.solver == SolverKind::Sle {
-                        ui.label(format!("SLE: {} solves, {} factorisations, residual {:.1e}{}", s.sle_solves, s.sle_factorizations, s.sle_residual, if s.fell_back { ", FELL BACK" } else { "" }));
-                    }
-                    if s.solver == SolverKind::Newton {
-                        ui.label(format!(
-                            "Newton: {} steps (factorisations), {} strips sweeps to finish{}{}",
-                            s.sle_factorizations,
-                            s.polish_sweeps,
-                            if s.sle_symbolic { ", new symbolic analysis" } else { "" },
-                            if s.fell_back { ", FELL BACK to strips" } else { "" }
-                        ));
-                    }
-                }
-                if let Some(e) = &state.error {
-                    ui.colored_label(egui::Color32::LIGHT_RED, e);
-                }
-                ui.separator();
-                ui.horizontal(|ui| {
-                    if recorder.is_recording() {
-                        if ui.button("⏹ Stop recording").clicked() {
-                            recorder.stop();
-                        }
-                    } else if ui.button("⏺ Record").clicked() {
-                        recorder.start_default();
-                    }
+                    ui.separator();
+                    wind_and_ball_section(ui, &mut state.world.params);
+                    ui.separator();
+                    view_section(ui, &mut view, &mut panel);
+                    ui.separator();
+                    readouts_section(ui, state);
+                    ui.separator();
+                    recording_section(ui, &mut recorder);
                 });
-                if let Some(msg) = recorder.status() {
-                    ui.label(msg);
+        });
+    if panel.show_help {
+        help_window(ctx);
+    }
+    Ok(())
+}
+
+/// Run / pause, single step, reset, help.
+fn controls(ui: &mut egui::Ui, state: &mut SimState, panel: &mut PanelState) {
+    ui.horizontal(|ui| {
+        let run = if state.paused {
+            "▶ Run (P)"
+        } else {
+            "⏸ Pause (P)"
+        };
+        if ui.button(run).clicked() {
+            state.paused = !state.paused;
+        }
+        if ui.button("Step (N)").clicked() {
+            state.paused = true;
+            state.step_once = true;
+        }
+        if ui.button("Reset (R)").clicked() {
+            let scene = state.scene.clone();
+            if let Err(e) = state.rebuild(scene) {
+                state.error = Some(e.to_string());
+            }
+        }
+        if ui.button("?").clicked() {
+            panel.show_help = !panel.show_help;
+        }
+    });
+}
+
+/// The solver and its iteration settings.
+fn solver_section(ui: &mut egui::Ui, state: &mut SimState) {
+    ui.heading("Solver");
+    let mut kind = state.kind;
+    egui::ComboBox::from_id_salt("solver")
+        .selected_text(kind.label())
+        .show_ui(ui, |ui| {
+            for k in SolverKind::ALL {
+                ui.selectable_value(&mut kind, k, k.label());
+            }
+        });
+    state.set_solver(kind);
+    let p = &mut state.world.params;
+    param_slider(ui, &params::TOLERANCE, &mut p.tolerance);
+    param_slider(ui, &params::MAX_ITERATIONS, &mut p.max_iterations);
+    param_slider(ui, &params::SLE_MAX_SOLVES, &mut p.sle_max_solves);
+    param_slider(ui, &params::NEWTON_MAX_STEPS, &mut p.newton_max_steps);
+    param_slider(ui, &params::VERLET_PASSES, &mut p.verlet_passes);
+    ui.checkbox(&mut p.velocity_pass, "velocity pass (eq. 3)");
+    ui.checkbox(&mut p.lock_taut_chains, "hold taut chains static")
+        .on_hover_text(
+            "a row or column pulled straight between two pins at exactly its rest \
+             length can only stay where it is: hold its particles static (the exact \
+             solution) instead of letting it sag within the tolerance, which makes \
+             every solver crawl (not used by the strain-limit solver)",
+        );
+}
+
+/// Preset, grid, size, mass and slack; a change rebuilds the scene.
+fn scene_section(ui: &mut egui::Ui, state: &mut SimState, panel: &mut PanelState) {
+    ui.heading("Scene");
+    let mut preset = state.scene.preset;
+    egui::ComboBox::from_id_salt("preset")
+        .selected_text(preset.name())
+        .show_ui(ui, |ui| {
+            for s in ScenePreset::ALL {
+                ui.selectable_value(&mut preset, s, s.name());
+            }
+        });
+    ui.horizontal(|ui| {
+        // Edits stay within 2..=256 (a single row has no surface to draw or
+        // grab); a larger grid given on the command line is kept as it is.
+        ui.add(
+            egui::DragValue::new(&mut panel.grid_w)
+                .range(2..=256)
+                .clamp_existing_to_range(false)
+                .prefix("W "),
+        );
+        ui.add(
+            egui::DragValue::new(&mut panel.grid_h)
+                .range(2..=256)
+                .clamp_existing_to_range(false)
+                .prefix("H "),
+        );
+    });
+    let mut size = state.scene.size;
+    let mut mass = state.scene.mass;
+    let mut slack = state.scene.slack;
+    param_slider(ui, &params::SCENE_SIZE, &mut size);
+    param_slider(ui, &params::SCENE_MASS, &mut mass);
+    ui.add(slider(&mut slack, 0.0..=0.5).text("slack"))
+        .on_hover_text("move the pins inward by this fraction of the edge");
+    let changed = preset != state.scene.preset
+        || size != state.scene.size
+        || mass != state.scene.mass
+        || slack != state.scene.slack;
+    if changed || ui.button("Apply grid / rebuild").clicked() {
+        let mut scene = SceneSpec::new(preset, panel.grid_w, panel.grid_h);
+        scene.size = size;
+        scene.mass = mass;
+        scene.slack = slack;
+        if preset == state.scene.preset && state.scene.pins != preset.default_pins() {
+            scene.pins = match &state.scene.pins {
+                PinSpec::Indices(_) => preset.default_pins(),
+                other => other.clone(),
+            };
+        }
+        if let Err(e) = state.rebuild(scene) {
+            state.error = Some(e.to_string());
+        }
+    }
+}
+
+/// Frame rate and substeps (together they set h), and gravity.
+fn time_section(
+    ui: &mut egui::Ui,
+    state: &mut SimState,
+    panel: &mut PanelState,
+    fixed: &mut Time<Fixed>,
+) {
+    let p = &mut state.world.params;
+    let mut hz = (1.0 / (p.dt * panel.substeps as f64)).round();
+    let a = ui
+        .add(slider(&mut hz, 10.0..=240.0).text("frame rate (Hz)"))
+        .on_hover_text("simulated frames per second; each frame is split into substeps");
+    let b = ui
+        .add(slider(&mut panel.substeps, 1..=50).text("substeps"))
+        .on_hover_text("time step h = 1 / (rate × substeps): smaller steps stretch less per step");
+    if a.changed() || b.changed() {
+        (panel.substeps, p.dt) = frame_step(hz, panel.substeps);
+        fixed.set_timestep_seconds(p.dt);
+    }
+    ui.label(format!("h = {:.2} ms", p.dt * 1e3));
+    let g = &params::GRAVITY;
+    param_slider_as(
+        ui,
+        g,
+        &mut p.gravity.y,
+        &format!("{} y ({})", g.label, g.unit),
+    );
+}
+
+/// Shear and bending springs.
+fn springs_section(ui: &mut egui::Ui, p: &mut SimParams) {
+    ui.heading("Springs (004 §3.3)");
+    param_slider(ui, &params::SHEAR_STIFFNESS, &mut p.shear.stiffness);
+    param_slider(ui, &params::SHEAR_DAMPING, &mut p.shear.damping);
+    param_slider(ui, &params::BEND_STIFFNESS, &mut p.bend.stiffness);
+    param_slider(ui, &params::BEND_DAMPING, &mut p.bend.damping);
+}
+
+/// The strain-limit solver's limits (shown only while it is the solver).
+fn strain_limits_section(ui: &mut egui::Ui, p: &mut SimParams) {
+    ui.heading("Strain limits (001)");
+    let sl = &mut p.strain_limits;
+    param_slider(ui, &params::LIMIT_STRETCH, &mut sl.stretch);
+    param_slider(ui, &params::LIMIT_COMPRESS, &mut sl.compress);
+    param_slider(ui, &params::LIMIT_STIFFNESS, &mut sl.stiffness);
+    param_slider(ui, &params::LIMIT_PASSES, &mut sl.passes);
+}
+
+/// Wind, the ball and contact friction.
+fn wind_and_ball_section(ui: &mut egui::Ui, p: &mut SimParams) {
+    ui.heading("Wind and ball");
+    ui.checkbox(&mut p.wind.enabled, "wind");
+    let w = &params::WIND_VELOCITY;
+    param_slider_as(
+        ui,
+        w,
+        &mut p.wind.velocity.x,
+        &format!("{} x ({})", w.label, w.unit),
+    );
+    param_slider_as(
+        ui,
+        w,
+        &mut p.wind.velocity.z,
+        &format!("{} z ({})", w.label, w.unit),
+    );
+    param_slider(ui, &params::GUST, &mut p.wind.gust);
+    let mut has_ball = p.ball.is_some();
+    if ui.checkbox(&mut has_ball, "ball").changed() {
+        p.ball = has_ball.then(|| Ball::still(glam::DVec3::new(0.0, 0.6, 0.0), 0.2));
+    }
+    if let Some(b) = &mut p.ball {
+        param_slider(ui, &params::BALL_RADIUS, &mut b.radius);
+        let mut motion = match b.motion {
+            BallMotion::Still => 0,
+            BallMotion::Swing { .. } => 1,
+            BallMotion::Thrown => 2,
+        };
+        let before = motion;
+        ui.horizontal(|ui| {
+            ui.radio_value(&mut motion, 0, "still");
+            ui.radio_value(&mut motion, 1, "swinging");
+            ui.radio_value(&mut motion, 2, "thrown (space)");
+        });
+        if motion != before {
+            b.motion = match motion {
+                0 => BallMotion::Still,
+                1 => BallMotion::Swing {
+                    anchor: b.center,
+                    axis: glam::DVec3::new(0.0, 0.0, 0.4),
+                    frequency: 0.3,
+                },
+                _ => BallMotion::Thrown,
+            };
+        }
+    }
+    param_slider(ui, &params::FRICTION, &mut p.friction);
+}
+
+/// Heat-map, wireframe and overlay switches.
+fn view_section(ui: &mut egui::Ui, view: &mut ViewSettings, panel: &mut PanelState) {
+    ui.heading("View");
+    ui.checkbox(&mut view.heatmap, "strain heat-map (H)");
+    if view.heatmap {
+        ui.add(
+            slider(&mut view.strain_scale, 1e-6..=1.0)
+                .logarithmic(true)
+                .text("red at strain"),
+        )
+        .on_hover_text("strain shown as full red");
+        ui.label(format!(
+            "blue 0 → green {:.1e} → red {:.1e}",
+            view.strain_scale / 2.0,
+            view.strain_scale
+        ));
+    }
+    ui.checkbox(&mut view.wireframe, "constraints wireframe (W)");
+    ui.checkbox(&mut panel.show_overlay, "frame-time overlay");
+}
+
+/// Counts, the last step's statistics and the last error.
+fn readouts_section(ui: &mut egui::Ui, state: &SimState) {
+    ui.heading("Read-outs");
+    let c = &state.world.cloth;
+    ui.label(format!(
+        "{} particles, {} constraints, {} springs",
+        c.len(),
+        c.topology.edges.len(),
+        c.topology.springs.len()
+    ));
+    if let Some(s) = state.history.back() {
+        ui.label(format!(
+            "step {}: {:.2} ms ({} / {} iterations)",
+            s.step,
+            s.timings.total().as_secs_f64() * 1e3,
+            s.position_iterations,
+            s.velocity_iterations
+        ));
+        ui.label(format!(
+            "max strain {:.2e}, mean {:.2e}",
+            s.max_strain, s.mean_strain
+        ));
+        if s.locked_particles > 0 {
+            ui.label(format!(
+                "{} particles held static in taut chains",
+                s.locked_particles
+            ));
+        }
+        ui.label(if s.converged {
+            "tolerance met".to_string()
+        } else if s.hard_capped {
+            "safety cap hit".to_string()
+        } else {
+            "iteration cap hit".to_string()
+        });
+        if s.solver == SolverKind::StrainLimit {
+            ui.label(format!(
+                "{} springs outside [a, b] (worst by {:.1e}), {} constrained particles, {} solves{}{}",
+                s.limit_violations,
+                s.limit_excess,
+                s.constrained_particles,
+                s.sle_solves,
+                if s.sle_symbolic { ", new symbolic analysis" } else { "" },
+                if s.fell_back { ", NOT FACTORISED" } else { "" }
+            ));
+        }
+        if s.solver == SolverKind::Sle {
+            ui.label(format!(
+                "SLE: {} solves, {} factorisations, residual {:.1e}{}",
+                s.sle_solves,
+                s.sle_factorizations,
+                s.sle_residual,
+                if s.fell_back { ", FELL BACK" } else { "" }
+            ));
+        }
+        if s.solver == SolverKind::Newton {
+            ui.label(format!(
+                "Newton: {} steps (factorisations), {} strips sweeps to finish{}{}",
+                s.sle_factorizations,
+                s.polish_sweeps,
+                if s.sle_symbolic {
+                    ", new symbolic analysis"
+                } else {
+                    ""
+                },
+                if s.fell_back {
+                    ", FELL BACK to strips"
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
+    if let Some(e) = &state.error {
+        ui.colored_label(egui::Color32::LIGHT_RED, e);
+    }
+}
+
+/// The Record / Stop button and the recorder's status.
+fn recording_section(ui: &mut egui::Ui, recorder: &mut Recorder) {
+    ui.horizontal(|ui| {
+        if recorder.is_recording() {
+            if ui.button("⏹ Stop recording").clicked() {
+                recorder.stop();
+            }
+        } else if ui.button("⏺ Record").clicked() {
+            recorder.start_default();
+        }
+    });
+    if let Some(msg) = recorder.status() {
+        ui.label(msg);
+    }
+}
+
+/// The controls table ("?").
+fn help_window(ctx: &egui::Context) {
+    egui::Window::new("Controls")
+        .default_pos([330.0, 10.0])
+        .show(ctx, |ui| {
+            egui::Grid::new("controls").show(ui, |ui| {
+                for (k, v) in crate::app::CONTROLS {
+                    ui.label(*k);
+                    ui.label(*v);
+                    ui.end_row();
                 }
             });
         });
-    if panel.show_help {
-        egui::Window::new("Controls")
-            .default_pos([330.0, 10.0])
-            .show(ctx, |ui| {
-                egui::Grid::new("controls").show(ui, |ui| {
-                    for (k, v) in crate::app::CONTROLS {
-                        ui.label(*k);
-                        ui.label(*v);
-                        ui.end_row();
-                    }
-                });
-            });
-    }
-    Ok(())
 }
 
 fn stats_line(name: &str, v: &[f64]) -> String {
