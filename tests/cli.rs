@@ -436,3 +436,94 @@ fn outputs_are_checked_before_the_run() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Flag errors name the flag and the value the user typed: not a field of the parameters,
+/// not dt/substeps, integers as integers; values that pass the flag's own parser but would
+/// fail mid-run are refused up front.
+#[test]
+fn flag_errors_name_the_flag_and_the_value() {
+    for (args, wanted, unwanted) in [
+        (
+            vec!["run", "--size", "1e300"],
+            vec!["--size", "1e300"],
+            vec![],
+        ),
+        (
+            vec!["run", "--mass", "1e-320"],
+            vec!["--mass", "1e-320"],
+            vec![],
+        ),
+        (
+            vec!["run", "--threads", "10000", "--steps", "1"],
+            vec!["--threads 10000"],
+            vec![],
+        ),
+        (
+            vec!["run", "--max-solves", "0"],
+            vec!["--max-solves 0"],
+            vec!["sle_max_solves"],
+        ),
+        (
+            vec!["run", "--newton-steps", "0"],
+            vec!["--newton-steps 0"],
+            vec!["newton_max_steps"],
+        ),
+        (
+            vec!["run", "--max-iterations", "4294967295"],
+            vec!["--max-iterations 4294967295"],
+            vec!["e9"],
+        ),
+        (
+            vec!["run", "--dt", "0.001", "--substeps", "20"],
+            vec!["--dt 0.001", "--substeps 20"],
+            vec![],
+        ),
+        (vec!["run", "--dt", "0.5"], vec!["--dt 0.5"], vec![]),
+        (
+            vec!["run", "--pin", "0,99", "--grid", "4"],
+            vec!["--pin", "99"],
+            vec![],
+        ),
+        (vec!["bench", "paper", "--only", ""], vec!["--only"], vec![]),
+        (
+            vec!["bench", "paper", "--only", "newton,"],
+            vec!["--only"],
+            vec![],
+        ),
+        (
+            vec!["bench", "paper", "--threads", "10000", "--grids", "10"],
+            vec!["--threads 10000"],
+            vec![],
+        ),
+    ] {
+        let t = std::time::Instant::now();
+        let out = bin().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        for w in wanted {
+            assert!(err.contains(w), "{args:?}: `{w}` missing in {err}");
+        }
+        for u in unwanted {
+            assert!(!err.contains(u), "{args:?}: `{u}` in {err}");
+        }
+        assert!(
+            t.elapsed().as_secs() < 10,
+            "{args:?} took {:?}",
+            t.elapsed()
+        );
+    }
+    // Pin names are case-insensitive.
+    for pin in ["CORNERS", "Top-Edge", "none"] {
+        let out = bin()
+            .args([
+                "run", "--grid", "4", "--steps", "1", "--quiet", "--pin", pin,
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{pin}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

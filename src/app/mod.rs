@@ -1,6 +1,6 @@
 //! The desktop app: a thin Bevy + egui layer over [`crate::sim`].
 //!
-//! - [`args`]: the app's flags ([`AppArgs`]); [`run`] opens the window.
+//! - [`args`]: the app's flags ([`AppArgs`]); [`run`] checks them and opens the window.
 //! - [`sim`]: the simulation resource and the FixedUpdate phase systems.
 //! - [`render`]: the cloth mesh (synced after the fixed loop), material, ball, ground.
 //! - [`input`]: orbit camera, grab, pin, shortcuts.
@@ -70,6 +70,12 @@ pub fn run(args: AppArgs) -> ExitCode {
     }
     if let Some(p) = &args.screenshot
         && let Err(e) = check_screenshot_path(p)
+    {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
+    if let Some(t) = args.tolerance
+        && let Err(e) = crate::cli::check_flag("--tolerance", &crate::sim::params::TOLERANCE, t)
     {
         eprintln!("error: {e}");
         return ExitCode::from(2);

@@ -4,6 +4,9 @@ use std::str::FromStr;
 
 use glam::DVec3;
 
+use crate::sim::PinSpec;
+use crate::sim::params::Param;
+
 /// A grid size: `N` (N×N) or `WxH`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GridArg {
@@ -126,4 +129,18 @@ pub fn non_negative(s: &str) -> Result<f64, String> {
         return Err(format!("`{s}` must be a finite number ≥ 0"));
     }
     Ok(v)
+}
+
+/// A pin set (see [`PinSpec`]); the names are case-insensitive (`CORNERS` = `corners`).
+pub fn pins(s: &str) -> Result<PinSpec, String> {
+    s.trim().to_ascii_lowercase().parse()
+}
+
+/// Check a flag's value against the parameter's description, naming the flag and the
+/// value as the user typed it.
+pub fn check_flag(flag: &str, p: &Param, v: f64) -> Result<(), String> {
+    match p.reason(v) {
+        Some(r) => Err(format!("{flag} {} {r}", p.show(v))),
+        None => Ok(()),
+    }
 }

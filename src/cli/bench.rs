@@ -41,7 +41,7 @@ pub struct BenchArgs {
     /// with --quick).
     #[arg(long, allow_negative_numbers = true)]
     pub hard_cap: Option<u32>,
-    /// Worker threads (0 = all cores).
+    /// Worker threads (0 = all cores; at most 4 × the cores available).
     #[arg(long, allow_negative_numbers = true, default_value_t = 0)]
     pub threads: usize,
     /// Run only the configurations whose label contains one of these (comma-separated,
@@ -443,6 +443,18 @@ pub fn main(args: BenchArgs) -> ExitCode {
             format!(
                 "grid side {bad} is out of range 2..={}",
                 crate::sim::cloth::MAX_GRID_SIDE
+            ),
+            2,
+        );
+    }
+    if let Some(only) = &args.only
+        && only.iter().any(|o| o.trim().is_empty())
+    {
+        return fail(
+            format!(
+                "--only {:?}: an empty name would match every configuration; give part of a \
+                 label, e.g. --only newton,strips",
+                only.join(",")
             ),
             2,
         );

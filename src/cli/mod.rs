@@ -5,4 +5,4 @@ pub mod args;
 pub mod bench;
 pub mod run;
 
-pub use args::{BallArg, GridArg, Vec3Arg, non_negative, parse_floats, positive};
+pub use args::{BallArg, GridArg, Vec3Arg, check_flag, non_negative, parse_floats, pins, positive};
