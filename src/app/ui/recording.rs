@@ -174,43 +174,34 @@ pub fn csv_path(path: PathBuf) -> PathBuf {
 }
 
 /// Steps and frames are spread evenly over the recording's duration (both are regular
-/// enough for a chart; the CSV has exact timestamps).
+/// enough for a chart; the CSV has exact timestamps). Frame times (tens of ms) and step
+/// times (often under 1 ms) get a panel and a y axis each, so neither is a flat line on the
+/// other's scale.
 fn chart(path: &Path, steps: &[f64], frames: &[f64], seconds: f64) -> PlotResult {
     crate::output::register_font();
     atomic_png(path, |tmp| {
-        let root = BitMapBackend::new(tmp, (900, 400)).into_drawing_area();
+        let root = BitMapBackend::new(tmp, (900, 560)).into_drawing_area();
         root.fill(&WHITE)?;
+        let (top, bottom) = root.split_vertically(280);
         let n = seconds.max(1e-3);
-        let at = |i: usize, len: usize| i as f64 * n / len.max(1) as f64;
-        let ymax = steps.iter().chain(frames).fold(1.0f64, |a, &b| a.max(b)) * 1.2;
-        let mut c = ChartBuilder::on(&root)
-            .caption("recording: ms per step and per frame", ("sans-serif", 20))
-            .margin(10)
-            .x_label_area_size(35)
-            .y_label_area_size(50)
-            .build_cartesian_2d(0.0..n, 0.0..ymax)?;
-        c.configure_mesh().x_desc("time (s)").y_desc("ms").draw()?;
-        c.draw_series(LineSeries::new(
-            steps
-                .iter()
-                .enumerate()
-                .map(|(i, &y)| (at(i, steps.len()), y)),
-            &BLUE,
-        ))?
-        .label("step")
-        .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLUE));
-        c.draw_series(LineSeries::new(
-            frames
-                .iter()
-                .enumerate()
-                .map(|(i, &y)| (at(i, frames.len()), y)),
-            &RED,
-        ))?
-        .label("frame")
-        .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], RED));
-        c.configure_series_labels()
-            .background_style(plotters::style::Color::mix(&WHITE, 0.8))
-            .draw()?;
+        for (area, series, colour, caption) in [
+            (&top, frames, RED, "recording: ms per frame"),
+            (&bottom, steps, BLUE, "recording: ms per simulation step"),
+        ] {
+            let at = |i: usize| i as f64 * n / series.len().max(1) as f64;
+            let ymax = series.iter().fold(0.0f64, |a, &b| a.max(b)).max(1e-3) * 1.2;
+            let mut c = ChartBuilder::on(area)
+                .caption(caption, ("sans-serif", 20))
+                .margin(10)
+                .x_label_area_size(35)
+                .y_label_area_size(60)
+                .build_cartesian_2d(0.0..n, 0.0..ymax)?;
+            c.configure_mesh().x_desc("time (s)").y_desc("ms").draw()?;
+            c.draw_series(LineSeries::new(
+                series.iter().enumerate().map(|(i, &y)| (at(i), y)),
+                &colour,
+            ))?;
+        }
         root.present()?;
         Ok(())
     })
