@@ -480,6 +480,11 @@ fn flag_errors_name_the_flag_and_the_value() {
         ),
         (vec!["run", "--dt", "0.5"], vec!["--dt 0.5"], vec![]),
         (
+            vec!["run", "--scene", "drape", "--size", "500"],
+            vec!["--size 500", "drape"],
+            vec!["--ball"],
+        ),
+        (
             vec!["run", "--pin", "0,99", "--grid", "4"],
             vec!["--pin", "99"],
             vec![],

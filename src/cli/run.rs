@@ -381,6 +381,15 @@ pub fn build_world(args: &RunArgs) -> Result<World, String> {
         spec.perturb = p;
     }
     spec.build(params).map_err(|e| match &e {
+        // The drape preset's ball is sized from --size when no --ball was given.
+        SimError::InvalidParameter { name, reason }
+            if name.starts_with("ball") && args.ball.is_none() =>
+        {
+            format!(
+                "--size {}: the radius of the {} scene's ball (0.25 × size): {reason}",
+                args.size, args.scene
+            )
+        }
         SimError::InvalidParameter { name, reason } => match flag_of(name) {
             Some(flag) => format!("{flag}: {reason}"),
             None => e.to_string(),
