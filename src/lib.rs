@@ -1,14 +1,19 @@
 //! impulse-cloth: real-time inextensible cloth with impulses.
 //!
+//! Layers point one way: the front ends ([`cli`] and, with the `app` feature, `app`) use
+//! [`sim`] and [`output`]; `app` may also use [`cli`]'s shared argument types; nothing
+//! points back.
+//!
 //! - [`sim`]: the physics (no Bevy) — iterative impulses (004 §3.4.1), the SLE method
 //!   (004 §3.4.2) and the Verlet baseline (003).
+//! - [`output`]: files the front ends write (checked up front, written atomically), PNG
+//!   charts and their font.
+//! - [`cli`]: the headless `run` and `bench` subcommands and the argument types they share.
+//! - `app` (feature `app`): the Bevy desktop app — plugin, input, rendering, egui panel.
 #![forbid(unsafe_code)]
 
 #[cfg(feature = "app")]
 pub mod app;
 pub mod cli;
-#[cfg(feature = "app")]
-pub mod render;
+pub mod output;
 pub mod sim;
-#[cfg(feature = "app")]
-pub mod ui;

@@ -1,5 +1,5 @@
 //! `impulse-cloth`: with no subcommand it opens the desktop app; `run` and `bench` work
-//! headless.
+//! headless. This file only dispatches.
 #![forbid(unsafe_code)]
 
 use std::process::ExitCode;
@@ -13,8 +13,9 @@ use impulse_cloth::cli;
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    #[cfg(feature = "app")]
     #[command(flatten)]
-    app: cli::AppArgs,
+    app: impulse_cloth::app::AppArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -30,6 +31,14 @@ fn main() -> ExitCode {
     match args.command {
         Some(Command::Run(a)) => cli::run::main(*a),
         Some(Command::Bench(a)) => cli::bench::main(a),
-        None => cli::launch_app(args.app),
+        #[cfg(feature = "app")]
+        None => impulse_cloth::app::run(args.app),
+        #[cfg(not(feature = "app"))]
+        None => {
+            eprintln!(
+                "impulse-cloth was built without the `app` feature; use `run` or `bench`, or rebuild with default features"
+            );
+            ExitCode::from(2)
+        }
     }
 }

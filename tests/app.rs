@@ -180,8 +180,9 @@ fn picking_hits_the_particle_under_the_ray() {
 }
 
 /// Bad launch flags are refused before a window opens (exit 2, a message), so these run
-/// without a display: a grid with a single row (nothing to draw or grab) and screenshot
-/// paths Bevy could only fail to write long after start-up.
+/// without a display: a grid with a single row (nothing to draw or grab), screenshot
+/// paths Bevy could only fail to write long after start-up, a tolerance out of range (named
+/// by its flag) and a recording into a missing directory.
 #[test]
 fn bad_launch_flags_fail_before_the_window_opens() {
     let bin = env!("CARGO_BIN_EXE_impulse-cloth");
@@ -193,6 +194,8 @@ fn bad_launch_flags_fail_before_the_window_opens() {
         vec!["--screenshot", "/nonexistent-dir/shot.png"],
         vec!["--screenshot", "shot-without-extension"],
         vec!["--screenshot", dir_s],
+        vec!["--tolerance", "1"],
+        vec!["--record", "/nonexistent-dir/r.csv"],
     ] {
         let out = std::process::Command::new(bin)
             .args(&args)
@@ -203,5 +206,8 @@ fn bad_launch_flags_fail_before_the_window_opens() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.starts_with("error: "), "{args:?}: {err}");
+        if args[0] == "--tolerance" {
+            assert!(err.contains("--tolerance 1 "), "{err}");
+        }
     }
 }

@@ -251,3 +251,284 @@ fn strain_limit_report_matches_its_frames() {
     assert!((fraction - l["outside_fraction"].as_f64().unwrap()).abs() < 1e-12);
     assert_eq!(r["capped_steps"].as_u64().unwrap(), capped);
 }
+
+/// A fresh directory of its own for one test.
+fn tmp_dir(name: &str) -> std::path::PathBuf {
+    let d = tmp(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Names in `dir` that look like temporaries (`*.tmp*`).
+fn temporaries(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp"))
+        .collect()
+}
+
+/// The report goes through a symbolic link to its target (the link stays a link), and
+/// through a FIFO and /dev/null (which stay what they are) instead of being renamed over
+/// them; no temporary file is left behind.
+#[cfg(unix)]
+#[test]
+fn reports_never_replace_what_is_not_a_regular_file() {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let dir = tmp_dir("special");
+    let run = |json: &std::path::Path| {
+        bin()
+            .args(["run", "--grid", "4", "--steps", "2", "--quiet", "--json"])
+            .arg(json)
+            .output()
+            .unwrap()
+    };
+    // A symbolic link to a regular file: the file is replaced, the link stays.
+    let real = dir.join("real.json");
+    std::fs::write(&real, b"old").unwrap();
+    let link = dir.join("link.json");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let out = run(&link);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&real).unwrap()).unwrap();
+    assert_eq!(r["steps"], 2);
+    // A dangling link is refused before the run.
+    let dangling = dir.join("dangling.json");
+    std::os::unix::fs::symlink(dir.join("missing/x.json"), &dangling).unwrap();
+    let out = run(&dangling);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        std::fs::symlink_metadata(&dangling)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    // A FIFO: written through to a reader, still a FIFO afterwards.
+    let fifo = dir.join("pipe.json");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    if made.is_ok_and(|s| s.success()) {
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        let out = run(&fifo);
+        // Unblock the reader if the run never opened the FIFO (O_NONBLOCK; fails harmlessly
+        // once the reader is gone).
+        let _ = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(0o4000)
+            .open(&fifo);
+        let got = reader.join().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            std::fs::symlink_metadata(&fifo)
+                .unwrap()
+                .file_type()
+                .is_fifo()
+        );
+        let r: serde_json::Value = serde_json::from_slice(&got).unwrap();
+        assert_eq!(r["steps"], 2);
+    }
+    // /dev/null stays a character device.
+    let null = std::path::Path::new("/dev/null");
+    if std::fs::metadata(null).is_ok_and(|m| m.file_type().is_char_device()) {
+        let out = run(null);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            std::fs::metadata(null)
+                .unwrap()
+                .file_type()
+                .is_char_device()
+        );
+    }
+    assert!(temporaries(&dir).is_empty(), "{:?}", temporaries(&dir));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Output paths that cannot be written are refused before anything runs (exit 2, the flag
+/// named), not after the run with a temporary file left behind.
+#[test]
+fn outputs_are_checked_before_the_run() {
+    let dir = tmp_dir("early");
+    let slash = format!("{}/nodir/", dir.display());
+    let same = dir.join("same");
+    let bench_out = dir.join("bench");
+    std::fs::create_dir_all(bench_out.join("bench.md")).unwrap();
+    let same_s = same.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["run", "--steps", "3", "--json", &slash], "--json"),
+        (
+            vec!["run", "--steps", "3", "--json", same_s, "--obj-dir", same_s],
+            "--obj-dir",
+        ),
+        (
+            vec![
+                "bench",
+                "paper",
+                "--only",
+                "iterative 1e-1",
+                "--grids",
+                "10",
+                "--steps",
+                "2",
+                "--out",
+                bench_out.to_str().unwrap(),
+            ],
+            "--out",
+        ),
+    ];
+    for (args, flag) in cases {
+        let t = std::time::Instant::now();
+        let out = bin().current_dir(&dir).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?}: {err}");
+        assert!(
+            out.stdout.is_empty(),
+            "{args:?} ran: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert!(t.elapsed().as_secs() < 10, "{args:?}");
+    }
+    assert!(
+        !same.exists(),
+        "--obj-dir was created before the clash was found"
+    );
+    assert!(temporaries(&dir).is_empty(), "{:?}", temporaries(&dir));
+    // A directory that cannot take files (sysfs refuses even root).
+    if std::path::Path::new("/sys/kernel").is_dir() {
+        let out = bin()
+            .args([
+                "bench",
+                "paper",
+                "--grids",
+                "10",
+                "--steps",
+                "2",
+                "--out",
+                "/sys/kernel",
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("--out"), "{err}");
+        assert!(out.stdout.is_empty(), "the benchmark ran: {err}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Flag errors name the flag and the value the user typed: not a field of the parameters,
+/// not dt/substeps, integers as integers; values that pass the flag's own parser but would
+/// fail mid-run are refused up front.
+#[test]
+fn flag_errors_name_the_flag_and_the_value() {
+    for (args, wanted, unwanted) in [
+        (
+            vec!["run", "--size", "1e300"],
+            vec!["--size", "1e300"],
+            vec![],
+        ),
+        (
+            vec!["run", "--mass", "1e-320"],
+            vec!["--mass", "1e-320"],
+            vec![],
+        ),
+        (
+            vec!["run", "--threads", "10000", "--steps", "1"],
+            vec!["--threads 10000"],
+            vec![],
+        ),
+        (
+            vec!["run", "--max-solves", "0"],
+            vec!["--max-solves 0"],
+            vec!["sle_max_solves"],
+        ),
+        (
+            vec!["run", "--newton-steps", "0"],
+            vec!["--newton-steps 0"],
+            vec!["newton_max_steps"],
+        ),
+        (
+            vec!["run", "--max-iterations", "4294967295"],
+            vec!["--max-iterations 4294967295"],
+            vec!["e9"],
+        ),
+        (
+            vec!["run", "--dt", "0.001", "--substeps", "20"],
+            vec!["--dt 0.001", "--substeps 20"],
+            vec![],
+        ),
+        (vec!["run", "--dt", "0.5"], vec!["--dt 0.5"], vec![]),
+        (
+            vec!["run", "--scene", "drape", "--size", "500"],
+            vec!["--size 500", "drape"],
+            vec!["--ball"],
+        ),
+        (
+            vec!["run", "--pin", "0,99", "--grid", "4"],
+            vec!["--pin", "99"],
+            vec![],
+        ),
+        (vec!["bench", "paper", "--only", ""], vec!["--only"], vec![]),
+        (
+            vec!["bench", "paper", "--only", "newton,"],
+            vec!["--only"],
+            vec![],
+        ),
+        (
+            vec!["bench", "paper", "--threads", "10000", "--grids", "10"],
+            vec!["--threads 10000"],
+            vec![],
+        ),
+    ] {
+        let t = std::time::Instant::now();
+        let out = bin().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        for w in wanted {
+            assert!(err.contains(w), "{args:?}: `{w}` missing in {err}");
+        }
+        for u in unwanted {
+            assert!(!err.contains(u), "{args:?}: `{u}` in {err}");
+        }
+        assert!(
+            t.elapsed().as_secs() < 10,
+            "{args:?} took {:?}",
+            t.elapsed()
+        );
+    }
+    // Pin names are case-insensitive.
+    for pin in ["CORNERS", "Top-Edge", "none"] {
+        let out = bin()
+            .args([
+                "run", "--grid", "4", "--steps", "1", "--quiet", "--pin", pin,
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{pin}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -9,8 +9,8 @@ use bevy::window::PrimaryWindow;
 use bevy_egui::input::EguiWantsInput;
 use glam::DVec3;
 
+use super::render::{Highlight, ViewSettings};
 use super::sim::SimState;
-use crate::render::{Highlight, ViewSettings};
 use crate::sim::{Ball, BallMotion};
 
 /// Orbit camera state.

@@ -1,9 +1,10 @@
 //! The desktop app: a thin Bevy + egui layer over [`crate::sim`].
 //!
+//! - [`args`]: the app's flags ([`AppArgs`]); [`run`] checks them and opens the window.
 //! - [`sim`]: the simulation resource and the FixedUpdate phase systems.
-//! - [`crate::render`]: the cloth mesh (synced after the fixed loop), material, ball, ground.
+//! - [`render`]: the cloth mesh (synced after the fixed loop), material, ball, ground.
 //! - [`input`]: orbit camera, grab, pin, shortcuts.
-//! - [`crate::ui`]: the egui panel, the frame-time overlay and recording to files.
+//! - [`ui`]: the egui panel, the frame-time overlay and recording to files.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,12 +15,15 @@ use bevy::render::view::screenshot::{Screenshot, save_to_disk};
 use bevy::window::WindowResolution;
 use bevy_egui::EguiPlugin;
 
-use crate::cli::AppArgs;
 use crate::sim::{SceneSpec, SimParams};
 
+pub mod args;
 pub mod input;
+pub mod render;
 pub mod sim;
+pub mod ui;
 
+pub use args::AppArgs;
 pub use sim::{SimPlugin, SimSet, SimState};
 
 /// The controls (README table and the "?" panel).
@@ -70,6 +74,12 @@ pub fn run(args: AppArgs) -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::from(2);
     }
+    if let Some(t) = args.tolerance
+        && let Err(e) = crate::cli::check_flag("--tolerance", &crate::sim::params::TOLERANCE, t)
+    {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
     let dt = 1.0 / (60.0 * DEFAULT_SUBSTEPS as f64);
     let params = SimParams {
         dt,
@@ -99,7 +109,7 @@ pub fn run(args: AppArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    let mut recorder = crate::ui::Recorder::default();
+    let mut recorder = ui::Recorder::default();
     if let Some(p) = &args.record {
         recorder.start(p.clone(), 0);
         if !recorder.is_recording() {
@@ -132,11 +142,11 @@ pub fn run(args: AppArgs) -> ExitCode {
     })
     .add_plugins((
         SimPlugin,
-        crate::render::RenderPlugin,
+        render::RenderPlugin,
         input::InputPlugin,
-        crate::ui::UiPlugin,
+        ui::UiPlugin,
     ))
-    .add_systems(Update, (crate::ui::recording::record_rows, launch_control))
+    .add_systems(Update, (ui::recording::record_rows, launch_control))
     .add_systems(Last, on_exit);
     match app.run() {
         AppExit::Success => ExitCode::SUCCESS,
@@ -158,7 +168,7 @@ fn check_screenshot_path(p: &std::path::Path) -> Result<(), String> {
             p.display()
         ));
     }
-    crate::cli::run::check_writable(p)
+    crate::output::check_writable(p)
 }
 
 fn launch_control(
@@ -195,7 +205,7 @@ fn on_exit(
     mut exits: MessageReader<AppExit>,
     mut launch: ResMut<Launch>,
     state: Res<SimState>,
-    mut recorder: ResMut<crate::ui::Recorder>,
+    mut recorder: ResMut<ui::Recorder>,
 ) {
     if exits.read().next().is_none() || launch.printed {
         return;

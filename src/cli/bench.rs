@@ -10,7 +10,8 @@ use std::process::ExitCode;
 use plotters::prelude::*;
 use serde::Serialize;
 
-use super::run::{TimeSummary, set_threads, write_atomic};
+use super::run::{TimeSummary, set_threads};
+use crate::output::{PlotResult, atomic_png, write_atomic};
 use crate::sim::{ScenePreset, SceneSpec, SimParams, SolverKind};
 
 /// Flags of `bench`.
@@ -40,7 +41,7 @@ pub struct BenchArgs {
     /// with --quick).
     #[arg(long, allow_negative_numbers = true)]
     pub hard_cap: Option<u32>,
-    /// Worker threads (0 = all cores).
+    /// Worker threads (0 = all cores; at most 4 × the cores available).
     #[arg(long, allow_negative_numbers = true, default_value_t = 0)]
     pub threads: usize,
     /// Run only the configurations whose label contains one of these (comma-separated,
@@ -290,20 +291,6 @@ fn csv(rows: &[Row]) -> String {
     s
 }
 
-/// The font the plots use (DejaVu Sans, bundled).
-pub const FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
-
-type PlotResult = Result<(), Box<dyn std::error::Error>>;
-
-/// Draw a chart under a temporary name (still `.png`, which the backend reads the format
-/// from) and rename it, so an interrupted run never leaves a half-drawn figure behind.
-fn atomic_png(path: &Path, draw: impl FnOnce(&Path) -> PlotResult) -> PlotResult {
-    let tmp = path.with_extension("tmp.png");
-    draw(&tmp)?;
-    fs::rename(&tmp, path)?;
-    Ok(())
-}
-
 /// ms per step against grid size, one line per configuration, with the real-time line.
 fn plot_times(path: &Path, title: &str, rows: &[Row], labels: &[&str]) -> PlotResult {
     let grids: Vec<usize> = {
@@ -417,6 +404,16 @@ fn plot_strain(path: &Path, rows: &[Row], dt: f64) -> PlotResult {
     Ok(())
 }
 
+/// The files `bench paper` writes into `--out`.
+const OUTPUTS: [&str; 6] = [
+    "bench.md",
+    "bench.csv",
+    "bench.json",
+    "fig4_strain.png",
+    "fig5_iterative.png",
+    "fig6_solvers.png",
+];
+
 /// Entry point of `bench`.
 pub fn main(args: BenchArgs) -> ExitCode {
     let fail = |msg: String, code: u8| {
@@ -450,6 +447,18 @@ pub fn main(args: BenchArgs) -> ExitCode {
             2,
         );
     }
+    if let Some(only) = &args.only
+        && only.iter().any(|o| o.trim().is_empty())
+    {
+        return fail(
+            format!(
+                "--only {:?}: an empty name would match every configuration; give part of a \
+                 label, e.g. --only newton,strips",
+                only.join(",")
+            ),
+            2,
+        );
+    }
     let configs: Vec<&Config> = CONFIGS
         .iter()
         .filter(|c| {
@@ -468,13 +477,22 @@ pub fn main(args: BenchArgs) -> ExitCode {
             2,
         );
     }
-    if let Err(e) = fs::create_dir_all(&args.out) {
-        return fail(format!("cannot create {}: {e}", args.out.display()), 2);
-    }
     if let Err(e) = set_threads(args.threads) {
         return fail(e, 2);
     }
-    let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
+    // Every output is checked before the first configuration runs, not after the last.
+    if let Err(e) = fs::create_dir_all(&args.out) {
+        return fail(
+            format!("--out: cannot create {}: {e}", args.out.display()),
+            2,
+        );
+    }
+    for name in OUTPUTS {
+        if let Err(e) = crate::output::check_writable(&args.out.join(name)) {
+            return fail(format!("--out: {e}"), 2);
+        }
+    }
+    crate::output::register_font();
     let mut rows = Vec::new();
     // A configuration that fails (a step that blew up) is reported and skipped at larger
     // grids; the rows already measured are still written.

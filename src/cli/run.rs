@@ -1,7 +1,7 @@
 //! `impulse-cloth run`: one headless simulation, exported as a JSON report and OBJ frames.
 
 use std::fs;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -9,8 +9,13 @@ use std::time::Duration;
 use glam::DVec3;
 use serde::Serialize;
 
+use super::check_flag;
 use super::{BallArg, GridArg, Vec3Arg, non_negative, positive};
-use crate::sim::{Ball, PinSpec, ScenePreset, SceneSpec, SimParams, SolverKind, StepStats, World};
+use crate::output::{check_writable, write_atomic};
+use crate::sim::params;
+use crate::sim::{
+    Ball, PinSpec, ScenePreset, SceneSpec, SimError, SimParams, SolverKind, StepStats, World,
+};
 
 /// Flags of `run`.
 #[derive(Debug, Clone, clap::Args)]
@@ -68,11 +73,11 @@ pub struct RunArgs {
     /// Random seed for the initial velocities.
     #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     pub seed: u64,
-    /// Worker threads (0 = all cores).
+    /// Worker threads (0 = all cores; at most 4 × the cores available).
     #[arg(long, allow_negative_numbers = true, default_value_t = 0)]
     pub threads: usize,
-    /// Pins: corners, top-edge, left-edge, none, or row-major indices like 0,19.
-    #[arg(long)]
+    /// Pins: corners, top-edge, left-edge, none (any case), or row-major indices like 0,19.
+    #[arg(long, value_parser = super::pins)]
     pub pin: Option<PinSpec>,
     /// Move the pins inward by this fraction of the edge (the cloth starts bent, unstretched).
     #[arg(long, allow_negative_numbers = true, default_value_t = 0.0, value_parser = non_negative)]
@@ -242,8 +247,106 @@ fn arr(v: &[DVec3]) -> Vec<[f64; 3]> {
     v.iter().map(|p| p.to_array()).collect()
 }
 
-/// Build the world a `run` describes (shared with `bench`).
+/// Check every numeric flag of `run` before a world is built, so an error names the flag
+/// and the value the user gave (not a field of [`SimParams`], not dt/substeps).
+fn check_flags(args: &RunArgs) -> Result<(), String> {
+    check_flag("--size", &params::SCENE_SIZE, args.size)?;
+    check_flag("--mass", &params::SCENE_MASS, args.mass)?;
+    if let Some(t) = args.tolerance {
+        check_flag("--tolerance", &params::TOLERANCE, t)?;
+    }
+    check_flag(
+        "--max-iterations",
+        &params::MAX_ITERATIONS,
+        args.max_iterations.into(),
+    )?;
+    check_flag(
+        "--verlet-passes",
+        &params::VERLET_PASSES,
+        args.verlet_passes.into(),
+    )?;
+    check_flag(
+        "--limit-stretch",
+        &params::LIMIT_STRETCH,
+        args.limit_stretch,
+    )?;
+    check_flag(
+        "--limit-compress",
+        &params::LIMIT_COMPRESS,
+        args.limit_compress,
+    )?;
+    check_flag(
+        "--limit-passes",
+        &params::LIMIT_PASSES,
+        args.limit_passes.into(),
+    )?;
+    check_flag(
+        "--max-solves",
+        &params::SLE_MAX_SOLVES,
+        args.max_solves.into(),
+    )?;
+    check_flag(
+        "--newton-steps",
+        &params::NEWTON_MAX_STEPS,
+        args.newton_steps.into(),
+    )?;
+    for c in args.gravity.0.to_array() {
+        check_flag("--gravity component", &params::GRAVITY, c)?;
+    }
+    if let Some(w) = args.wind {
+        for c in w.0.to_array() {
+            check_flag("--wind component", &params::WIND_VELOCITY, c)?;
+        }
+    }
+    if let Some(b) = args.ball {
+        check_flag("--ball radius", &params::BALL_RADIUS, b.radius)?;
+    }
+    // The step the solver takes is dt/substeps; report it with the values the user typed.
+    let h = args.dt / args.substeps as f64;
+    if params::DT.reason(h).is_some() {
+        let (lo, hi) = (params::shown(params::DT.min), params::shown(params::DT.max));
+        return Err(if args.substeps == 1 {
+            format!("--dt {}: the time step must be in [{lo}, {hi}] s", args.dt)
+        } else {
+            format!(
+                "--dt {} with --substeps {}: each substep would be {} s, but dt/substeps \
+                 must be in [{lo}, {hi}] s",
+                args.dt,
+                args.substeps,
+                params::shown(h)
+            )
+        });
+    }
+    Ok(())
+}
+
+/// The flag a [`SimError::InvalidParameter`] from building a `run` world refers to.
+fn flag_of(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "slack" => "--slack",
+        "perturb" => "--perturb",
+        "size" => "--size",
+        "mass" => "--mass",
+        "ball" | "ball.radius" => "--ball",
+        "gravity" => "--gravity",
+        "wind.velocity" => "--wind",
+        "tolerance" => "--tolerance",
+        "max_iterations" => "--max-iterations",
+        "verlet_passes" => "--verlet-passes",
+        "sle_max_solves" => "--max-solves",
+        "newton_max_steps" => "--newton-steps",
+        "strain_limits.stretch" => "--limit-stretch",
+        "strain_limits.compress" => "--limit-compress",
+        "strain_limits.passes" => "--limit-passes",
+        _ => return None,
+    })
+}
+
+/// Build the world a `run` describes (shared with `bench`). Every flag is checked first
+/// and errors name the flag; what only the built scene can tell (an index in `--pin`, a
+/// preset's ball at a tiny `--size`) is reported with the flag where one applies.
 pub fn build_world(args: &RunArgs) -> Result<World, String> {
+    check_flags(args)?;
     let tolerance = args.tolerance.unwrap_or(args.solver.default_tolerance());
     let mut params = SimParams {
         dt: args.dt / args.substeps as f64,
@@ -277,52 +380,28 @@ pub fn build_world(args: &RunArgs) -> Result<World, String> {
     if let Some(p) = args.perturb {
         spec.perturb = p;
     }
-    spec.build(params).map_err(|e| e.to_string())
+    spec.build(params).map_err(|e| match &e {
+        // The drape preset's ball is sized from --size when no --ball was given.
+        SimError::InvalidParameter { name, reason }
+            if name.starts_with("ball") && args.ball.is_none() =>
+        {
+            format!(
+                "--size {}: the radius of the {} scene's ball (0.25 × size): {reason}",
+                args.size, args.scene
+            )
+        }
+        SimError::InvalidParameter { name, reason } => match flag_of(name) {
+            Some(flag) => format!("{flag}: {reason}"),
+            None => e.to_string(),
+        },
+        SimError::ParticleOutOfRange { .. } => format!("--pin: {e}"),
+        _ => e.to_string(),
+    })
 }
 
 /// Most steps `run` and `bench` accept (a per-step record is kept for each: 10⁷ steps of
 /// 1/30 s are 3.8 days of simulated time).
 pub const MAX_STEPS: u64 = 10_000_000;
-
-/// Whether a file can be created at `path`: its directory exists and takes a file, and the
-/// path is not itself a directory.
-pub(crate) fn check_writable(path: &Path) -> Result<(), String> {
-    if path.is_dir() {
-        return Err(format!(
-            "cannot write {}: it is a directory",
-            path.display()
-        ));
-    }
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if !dir.is_dir() {
-        return Err(format!(
-            "cannot write {}: directory {} does not exist",
-            path.display(),
-            dir.display()
-        ));
-    }
-    let probe = dir.join(format!(".impulse-cloth-probe-{}", std::process::id()));
-    fs::write(&probe, b"").map_err(|e| format!("cannot write to {}: {e}", dir.display()))?;
-    let _ = fs::remove_file(probe);
-    Ok(())
-}
-
-/// Write `bytes` to `path` atomically (temporary file, then rename).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension(format!(
-        "{}.tmp",
-        path.extension().and_then(|e| e.to_str()).unwrap_or("")
-    ));
-    {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-    }
-    fs::rename(tmp, path)
-}
 
 fn write_obj(dir: &Path, step: u64, world: &World) -> std::io::Result<()> {
     let mut s = String::with_capacity(world.cloth.len() * 40);
@@ -478,15 +557,58 @@ pub fn simulate(
     report
 }
 
-/// Configure rayon's global pool (0 = all cores). Errors if called twice with another size.
+/// Most worker threads `--threads` accepts: 4 × the cores available (more only adds
+/// start-up time and contention: 10 000 threads took 52 s to run two steps).
+pub fn max_threads() -> usize {
+    4 * std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Configure rayon's global pool (0 = all cores). Errors if called twice with another size,
+/// or for more than [`max_threads`].
 pub fn set_threads(threads: usize) -> Result<(), String> {
     if threads == 0 {
         return Ok(());
     }
+    let most = max_threads();
+    if threads > most {
+        return Err(format!(
+            "--threads {threads}: at most {most} (4 × the {} cores available; 0 = all cores)",
+            most / 4
+        ));
+    }
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build_global()
-        .map_err(|e| format!("cannot set up {threads} threads: {e}"))
+        .map_err(|e| format!("--threads {threads}: cannot set up the threads: {e}"))
+}
+
+/// Check every output before the run: `--json` and `--obj-dir` must not name the same path,
+/// the report must be writable (not a directory, not a path ending in `/`, in an existing
+/// writable directory) and the OBJ directory must exist or be creatable and take files.
+fn check_outputs(args: &RunArgs) -> Result<(), String> {
+    if let (Some(j), Some(d)) = (&args.json, &args.obj_dir) {
+        let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        if abs(j) == abs(d) {
+            return Err(format!(
+                "--json {} and --obj-dir {} name the same path",
+                j.display(),
+                d.display()
+            ));
+        }
+    }
+    if let Some(p) = &args.json {
+        check_writable(p).map_err(|e| format!("--json: {e}"))?;
+    }
+    if let Some(d) = &args.obj_dir {
+        fs::create_dir_all(d)
+            .map_err(|e| format!("--obj-dir: cannot create {}: {e}", d.display()))?;
+        check_writable(&d.join("frame_000000.obj")).map_err(|e| format!("--obj-dir: {e}"))?;
+        // Created just now, the directory may be what --json named by another spelling.
+        if let Some(p) = &args.json {
+            check_writable(p).map_err(|e| format!("--json: {e}"))?;
+        }
+    }
+    Ok(())
 }
 
 /// Entry point of `run`.
@@ -502,20 +624,10 @@ pub fn main(args: RunArgs) -> ExitCode {
         Ok(w) => w,
         Err(e) => return fail(e),
     };
-    if let Some(p) = &args.json
-        && let Err(e) = check_writable(p)
-    {
+    if let Err(e) = set_threads(args.threads) {
         return fail(e);
     }
-    if let Some(d) = &args.obj_dir {
-        if let Err(e) = fs::create_dir_all(d) {
-            return fail(format!("cannot create {}: {e}", d.display()));
-        }
-        if let Err(e) = check_writable(&d.join("x")) {
-            return fail(e);
-        }
-    }
-    if let Err(e) = set_threads(args.threads) {
+    if let Err(e) = check_outputs(&args) {
         return fail(e);
     }
     let pb = std::io::stderr().is_terminal().then(|| {

@@ -1,7 +1,10 @@
 //! Every tunable of a simulation step, with its default, unit and valid range.
 //!
-//! The egui panel and the command line read the ranges from [`PARAM_SPECS`], so a range is
-//! written once, next to the parameter it bounds (the PositionBasedDynamics way).
+//! Each scalar is described once by a [`Param`] constant ([`DT`], [`TOLERANCE`], …, listed
+//! in [`PARAMS`]): [`SimParams::validate`] enforces its range, the command line checks its
+//! flag against it (naming the flag), and the app's panel builds the parameter's slider from
+//! it (span, scale, label, tooltip), so a range is written once, next to the parameter it
+//! bounds.
 
 use glam::DVec3;
 
@@ -13,7 +16,9 @@ use super::error::SimError;
 /// h = 1/30 s and 2 cm spacing the preview can move two particles sideways by a large
 /// fraction of their distance, and then an impulse along the current direction changes the
 /// *previewed* distance only by cos(angle) of what it should: Gauss–Seidel overshoots and,
-/// measured here, blows up within a few steps (see `tests/direction.rs` and the README).
+/// measured here, blows up within a few steps (see the test
+/// `preview_direction_is_stable_where_current_direction_diverges` in `tests/physics.rs`, and
+/// the README).
 /// Taking the direction from the preview positions (the gradient of the constraint at the
 /// predicted state, as position-based dynamics and Goldenthal et al.'s fast projection do)
 /// makes a single constraint's correction exact — the previewed distance becomes d(0) in
@@ -233,195 +238,298 @@ impl Default for SimParams {
     }
 }
 
-/// Range and documentation of one scalar parameter, for the UI and the CLI.
-#[derive(Debug, Clone, Copy)]
-pub struct ParamSpec {
-    /// Field name.
+/// How a panel slider maps a parameter's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// Evenly spaced values.
+    Linear,
+    /// Evenly spaced decades (tolerances, strain limits).
+    Log,
+}
+
+/// One tunable scalar, described once: its valid range (enforced by
+/// [`SimParams::validate`] and checked by the command line under the flag's name), its unit,
+/// the span and scale of its panel slider, and a line of help (the slider's tooltip).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Param {
+    /// Name in error messages: the field's path in [`SimParams`] (`shear.stiffness`), or the
+    /// [`crate::sim::SceneSpec`] field for the scene's size and mass.
     pub name: &'static str,
+    /// Text beside the panel's slider.
+    pub label: &'static str,
     /// Unit (empty for dimensionless).
     pub unit: &'static str,
     /// Smallest valid value.
     pub min: f64,
     /// Largest valid value.
     pub max: f64,
-    /// Whether a slider should be logarithmic.
-    pub log: bool,
-    /// One-line description (tooltip).
+    /// The part of the valid range the panel's slider spans (values outside it that came
+    /// from the command line or a preset are kept, not clamped).
+    pub slider: (f64, f64),
+    /// Slider scale.
+    pub scale: Scale,
+    /// Whole numbers only (shown without a decimal point or exponent).
+    pub integer: bool,
+    /// One-line description.
     pub help: &'static str,
 }
 
-/// Ranges of the scalar parameters. [`SimParams::validate`] enforces them.
-pub const PARAM_SPECS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "dt",
-        unit: "s",
-        min: 1e-4,
-        max: 0.1,
-        log: true,
-        help: "time step h",
-    },
-    ParamSpec {
-        name: "tolerance",
-        unit: "",
-        min: 1e-12,
-        max: 0.5,
-        log: true,
-        help: "allowed relative strain |d-L|/L",
-    },
-    ParamSpec {
-        name: "max_iterations",
-        unit: "",
-        min: 0.0,
-        max: 1e6,
-        log: false,
-        help: "iteration cap per pass (0 = none)",
-    },
-    ParamSpec {
-        name: "hard_cap",
-        unit: "",
-        min: 1.0,
-        max: 1e7,
-        log: true,
-        help: "safety cap on sweeps per pass",
-    },
-    ParamSpec {
-        name: "gravity",
-        unit: "m/s²",
-        min: -100.0,
-        max: 100.0,
-        log: false,
-        help: "gravity component",
-    },
-    ParamSpec {
-        name: "stiffness",
-        unit: "N/m",
-        min: 0.0,
-        max: 1e4,
-        log: false,
-        help: "spring constant (clamped to the explicit-Euler stability limit)",
-    },
-    ParamSpec {
-        name: "damping",
-        unit: "N·s/m",
-        min: 0.0,
-        max: 100.0,
-        log: false,
-        help: "spring damping along the spring",
-    },
-    ParamSpec {
-        name: "wind_speed",
-        unit: "m/s",
-        min: -50.0,
-        max: 50.0,
-        log: false,
-        help: "wind velocity component",
-    },
-    ParamSpec {
-        name: "wind_drag",
-        unit: "N·s/m³",
-        min: 0.0,
-        max: 100.0,
-        log: false,
-        help: "force per area per normal relative speed",
-    },
-    ParamSpec {
-        name: "gust",
-        unit: "",
-        min: 0.0,
-        max: 2.0,
-        log: false,
-        help: "gust amplitude relative to the mean wind",
-    },
-    ParamSpec {
-        name: "gust_frequency",
-        unit: "Hz",
-        min: 0.0,
-        max: 20.0,
-        log: false,
-        help: "gust frequency",
-    },
-    ParamSpec {
-        name: "friction",
-        unit: "",
-        min: 0.0,
-        max: 5.0,
-        log: false,
-        help: "Coulomb friction coefficient",
-    },
-    ParamSpec {
-        name: "ball_radius",
-        unit: "m",
-        min: 1e-3,
-        max: 100.0,
-        log: false,
-        help: "ball radius",
-    },
-    ParamSpec {
-        name: "sle_max_solves",
-        unit: "",
-        min: 1.0,
-        max: 1000.0,
-        log: false,
-        help: "SLE solves per factorisation",
-    },
-    ParamSpec {
-        name: "newton_max_steps",
-        unit: "",
-        min: 1.0,
-        max: 1000.0,
-        log: false,
-        help: "Newton steps per position pass",
-    },
-    ParamSpec {
-        name: "verlet_passes",
-        unit: "",
-        min: 0.0,
-        max: 100000.0,
-        log: false,
-        help: "Verlet relaxation passes",
-    },
-    ParamSpec {
-        name: "verlet_damping",
-        unit: "",
-        min: 0.0,
-        max: 1.0,
-        log: false,
-        help: "Verlet velocity damping per step",
-    },
-    ParamSpec {
-        name: "limit_stretch",
-        unit: "",
-        min: 1e-4,
-        max: 1.0,
-        log: true,
-        help: "strain limit b: largest relative stretch (001)",
-    },
-    ParamSpec {
-        name: "limit_compress",
-        unit: "",
-        min: 1e-4,
-        max: 0.9,
-        log: true,
-        help: "strain limit a: largest relative compression (001)",
-    },
-    ParamSpec {
-        name: "limit_passes",
-        unit: "",
-        min: 1.0,
-        max: 100.0,
-        log: false,
-        help: "linear solves per step of the strain-limit solver (1 = 001 exactly)",
-    },
-];
+impl Param {
+    const fn new(name: &'static str, label: &'static str, unit: &'static str) -> Param {
+        Param {
+            name,
+            label,
+            unit,
+            min: 0.0,
+            max: 1.0,
+            slider: (0.0, 1.0),
+            scale: Scale::Linear,
+            integer: false,
+            help: "",
+        }
+    }
+    /// Valid range; the slider spans all of it unless [`Param::slider`] narrows it.
+    const fn range(mut self, min: f64, max: f64) -> Param {
+        self.min = min;
+        self.max = max;
+        self.slider = (min, max);
+        self
+    }
+    const fn slider(mut self, lo: f64, hi: f64) -> Param {
+        self.slider = (lo, hi);
+        self
+    }
+    const fn log(mut self) -> Param {
+        self.scale = Scale::Log;
+        self
+    }
+    const fn integer(mut self) -> Param {
+        self.integer = true;
+        self
+    }
+    const fn help(mut self, help: &'static str) -> Param {
+        self.help = help;
+        self
+    }
 
-/// Look up the spec of a parameter by name.
-pub fn spec(name: &str) -> Option<&'static ParamSpec> {
-    PARAM_SPECS.iter().find(|s| s.name == name)
+    /// `v` as a message should show it: whole numbers of an integer parameter as integers;
+    /// see also [`shown`].
+    pub fn show(&self, v: f64) -> String {
+        if self.integer && v.is_finite() && v.fract() == 0.0 && v.abs() < 9.0e15 {
+            format!("{}", v as i64)
+        } else {
+            shown(v)
+        }
+    }
+
+    /// Why `v` is not a valid value, if it is not, as a predicate to follow the value:
+    /// "is outside the valid range [1, 1000]".
+    pub fn reason(&self, v: f64) -> Option<String> {
+        if !v.is_finite() {
+            return Some("is not a finite number".into());
+        }
+        if v < self.min || v > self.max {
+            let unit = if self.unit.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", self.unit)
+            };
+            return Some(format!(
+                "is outside the valid range [{}, {}]{unit}",
+                self.show(self.min),
+                self.show(self.max),
+            ));
+        }
+        None
+    }
+
+    /// Check `v` and name the parameter in the error.
+    pub fn check(&self, v: f64) -> Result<(), SimError> {
+        self.check_as(self.name, v)
+    }
+
+    /// Check `v`, naming it `name` in the error.
+    pub fn check_as(&self, name: &'static str, v: f64) -> Result<(), SimError> {
+        match self.reason(v) {
+            Some(r) => Err(SimError::param(name, format!("{} {r}", self.show(v)))),
+            None => Ok(()),
+        }
+    }
 }
+
+/// Valid range of every spring constant, N/m.
+const STIFFNESS_MAX: f64 = 1e4;
+/// Valid range of every spring damping, N·s/m.
+const DAMPING_MAX: f64 = 100.0;
+const STIFFNESS_HELP: &str = "spring constant (clamped to the explicit-Euler stability limit)";
+const DAMPING_HELP: &str = "spring damping along the spring";
+
+/// Time step h.
+pub const DT: Param = Param::new("dt", "time step h", "s")
+    .range(1e-4, 0.1)
+    .log()
+    .help("time step h");
+/// Allowed relative strain of a distance constraint.
+pub const TOLERANCE: Param = Param::new("tolerance", "tolerance", "")
+    .range(1e-12, 0.5)
+    .slider(1e-8, 1e-1)
+    .log()
+    .help("allowed relative strain |d-L|/L");
+/// Iteration cap per pass.
+pub const MAX_ITERATIONS: Param = Param::new("max_iterations", "iteration cap (0 = none)", "")
+    .range(0.0, 1e6)
+    .slider(0.0, 2000.0)
+    .integer()
+    .help("sweeps per pass; 0 = until the tolerance (safety cap applies)");
+/// Safety cap on sweeps per pass.
+pub const HARD_CAP: Param = Param::new("hard_cap", "safety cap", "")
+    .range(1.0, 1e7)
+    .log()
+    .integer()
+    .help("safety cap on sweeps per pass");
+/// A component of gravity (the panel's slider sets y).
+pub const GRAVITY: Param = Param::new("gravity", "gravity", "m/s²")
+    .range(-100.0, 100.0)
+    .slider(-30.0, 0.0)
+    .help("gravity component");
+/// Shear spring constant.
+pub const SHEAR_STIFFNESS: Param = Param::new("shear.stiffness", "shear k (N/m)", "N/m")
+    .range(0.0, STIFFNESS_MAX)
+    .slider(0.0, 100.0)
+    .help(STIFFNESS_HELP);
+/// Shear spring damping.
+pub const SHEAR_DAMPING: Param = Param::new("shear.damping", "shear damping", "N·s/m")
+    .range(0.0, DAMPING_MAX)
+    .slider(0.0, 0.1)
+    .help(DAMPING_HELP);
+/// Bending spring constant.
+pub const BEND_STIFFNESS: Param = Param::new("bend.stiffness", "bend k (N/m)", "N/m")
+    .range(0.0, STIFFNESS_MAX)
+    .slider(0.0, 100.0)
+    .help(STIFFNESS_HELP);
+/// Bending spring damping.
+pub const BEND_DAMPING: Param = Param::new("bend.damping", "bend damping", "N·s/m")
+    .range(0.0, DAMPING_MAX)
+    .slider(0.0, 0.1)
+    .help(DAMPING_HELP);
+/// A component of the mean wind velocity (the panel's sliders set x and z).
+pub const WIND_VELOCITY: Param = Param::new("wind.velocity", "wind", "m/s")
+    .range(-50.0, 50.0)
+    .slider(-15.0, 15.0)
+    .help("wind velocity component");
+/// Wind drag.
+pub const WIND_DRAG: Param = Param::new("wind.drag", "wind drag", "N·s/m³")
+    .range(0.0, 100.0)
+    .help("force per area per normal relative speed");
+/// Gust amplitude.
+pub const GUST: Param = Param::new("wind.gust", "gusts", "")
+    .range(0.0, 2.0)
+    .help("gust amplitude relative to the mean wind");
+/// Gust frequency.
+pub const GUST_FREQUENCY: Param = Param::new("wind.gust_frequency", "gust frequency", "Hz")
+    .range(0.0, 20.0)
+    .help("gust frequency");
+/// Coulomb friction of ball and ground contact.
+pub const FRICTION: Param = Param::new("friction", "friction", "")
+    .range(0.0, 5.0)
+    .slider(0.0, 2.0)
+    .help("Coulomb friction coefficient");
+/// Ball radius.
+pub const BALL_RADIUS: Param = Param::new("ball.radius", "radius (m)", "m")
+    .range(1e-3, 100.0)
+    .slider(0.02, 1.0)
+    .help("ball radius");
+/// SLE solves per factorisation.
+pub const SLE_MAX_SOLVES: Param = Param::new("sle_max_solves", "SLE solves", "")
+    .range(1.0, 1000.0)
+    .slider(1.0, 50.0)
+    .integer()
+    .help("SLE solves per factorisation");
+/// Newton steps per position pass.
+pub const NEWTON_MAX_STEPS: Param = Param::new("newton_max_steps", "Newton steps", "")
+    .range(1.0, 1000.0)
+    .slider(1.0, 200.0)
+    .integer()
+    .help("Newton steps per position pass before strips finish it");
+/// Verlet relaxation passes.
+pub const VERLET_PASSES: Param = Param::new("verlet_passes", "Verlet passes", "")
+    .range(0.0, 100000.0)
+    .slider(1.0, 200.0)
+    .integer()
+    .help("Verlet relaxation passes");
+/// Verlet velocity damping.
+pub const VERLET_DAMPING: Param = Param::new("verlet_damping", "Verlet damping", "")
+    .range(0.0, 1.0)
+    .help("Verlet velocity damping per step");
+/// Strain limit b.
+pub const LIMIT_STRETCH: Param = Param::new("strain_limits.stretch", "stretch b", "")
+    .range(1e-4, 1.0)
+    .log()
+    .help("strain limit b: largest relative stretch (001)");
+/// Strain limit a.
+pub const LIMIT_COMPRESS: Param = Param::new("strain_limits.compress", "compression a", "")
+    .range(1e-4, 0.9)
+    .log()
+    .help("strain limit a: largest relative compression (001)");
+/// In-limit spring constant of the strain-limit solver.
+pub const LIMIT_STIFFNESS: Param = Param::new("strain_limits.stiffness", "in-limit k (N/m)", "N/m")
+    .range(0.0, STIFFNESS_MAX)
+    .slider(0.0, 500.0)
+    .help("structural spring inside the limits (clamped to the explicit-Euler limit)");
+/// In-limit spring damping of the strain-limit solver.
+pub const LIMIT_DAMPING: Param = Param::new("strain_limits.damping", "in-limit damping", "N·s/m")
+    .range(0.0, DAMPING_MAX)
+    .help(DAMPING_HELP);
+/// Linear solves per step of the strain-limit solver.
+pub const LIMIT_PASSES: Param = Param::new("strain_limits.passes", "solves per step", "")
+    .range(1.0, 100.0)
+    .integer()
+    .help("linear solves per step of the strain-limit solver (1 = 001 exactly)");
+/// The scene's longer side (checked by the front ends before a scene is built: far outside
+/// this range the squared lengths of the step overflow or vanish).
+pub const SCENE_SIZE: Param = Param::new("size", "size (m)", "m")
+    .range(1e-3, 1e3)
+    .slider(0.1, 10.0)
+    .help("longer side of the cloth");
+/// The scene's total mass (checked by the front ends like [`SCENE_SIZE`]).
+pub const SCENE_MASS: Param = Param::new("mass", "mass (kg)", "kg")
+    .range(1e-6, 1e6)
+    .slider(0.01, 5.0)
+    .help("total mass of the cloth");
+
+/// Every described parameter.
+pub const PARAMS: &[&Param] = &[
+    &DT,
+    &TOLERANCE,
+    &MAX_ITERATIONS,
+    &HARD_CAP,
+    &GRAVITY,
+    &SHEAR_STIFFNESS,
+    &SHEAR_DAMPING,
+    &BEND_STIFFNESS,
+    &BEND_DAMPING,
+    &WIND_VELOCITY,
+    &WIND_DRAG,
+    &GUST,
+    &GUST_FREQUENCY,
+    &FRICTION,
+    &BALL_RADIUS,
+    &SLE_MAX_SOLVES,
+    &NEWTON_MAX_STEPS,
+    &VERLET_PASSES,
+    &VERLET_DAMPING,
+    &LIMIT_STRETCH,
+    &LIMIT_COMPRESS,
+    &LIMIT_STIFFNESS,
+    &LIMIT_DAMPING,
+    &LIMIT_PASSES,
+    &SCENE_SIZE,
+    &SCENE_MASS,
+];
 
 /// A value as an error message should show it: plain decimals for everyday magnitudes,
 /// scientific notation for the rest (`1e308`, not 309 digits; `1e-12`, not 0.000…).
-fn shown(v: f64) -> String {
+pub fn shown(v: f64) -> String {
     let a = v.abs();
     if v == 0.0 || !v.is_finite() || (1e-4..1e6).contains(&a) {
         format!("{v}")
@@ -430,65 +538,35 @@ fn shown(v: f64) -> String {
     }
 }
 
-fn check(name: &'static str, v: f64) -> Result<(), SimError> {
-    let s = spec(name).expect("every checked parameter has a spec");
-    if !v.is_finite() {
-        return Err(SimError::param(name, format!("{v} is not a finite number")));
-    }
-    if v < s.min || v > s.max {
-        return Err(SimError::param(
-            name,
-            format!(
-                "{} is outside the valid range [{}, {}] {}",
-                shown(v),
-                shown(s.min),
-                shown(s.max),
-                s.unit
-            ),
-        ));
-    }
-    Ok(())
-}
-
-fn check_vec(name: &'static str, spec_name: &'static str, v: DVec3) -> Result<(), SimError> {
-    for c in v.to_array() {
-        check(spec_name, c).map_err(|e| match e {
-            SimError::InvalidParameter { reason, .. } => SimError::param(name, reason),
-            other => other,
-        })?;
-    }
-    Ok(())
+fn check_vec(p: &Param, v: DVec3) -> Result<(), SimError> {
+    v.to_array().into_iter().try_for_each(|c| p.check(c))
 }
 
 impl SimParams {
-    /// Check every parameter against [`PARAM_SPECS`]; the first violation is returned.
+    /// Check every parameter against its [`Param`] description (and the ball, swing and
+    /// ground for finiteness); the first violation is returned.
     pub fn validate(&self) -> Result<(), SimError> {
-        check("dt", self.dt)?;
-        check("tolerance", self.tolerance)?;
-        check("max_iterations", self.max_iterations as f64)?;
-        check("hard_cap", self.hard_cap as f64)?;
-        check_vec("gravity", "gravity", self.gravity)?;
-        for (sp, n1, n2) in [
-            (&self.shear, "shear.stiffness", "shear.damping"),
-            (&self.bend, "bend.stiffness", "bend.damping"),
-        ] {
-            check("stiffness", sp.stiffness).map_err(|e| rename(e, n1))?;
-            check("damping", sp.damping).map_err(|e| rename(e, n2))?;
-        }
-        check_vec("wind.velocity", "wind_speed", self.wind.velocity)?;
-        check("wind_drag", self.wind.drag)?;
-        check("gust", self.wind.gust)?;
-        check("gust_frequency", self.wind.gust_frequency)?;
-        check("friction", self.friction)?;
+        DT.check(self.dt)?;
+        TOLERANCE.check(self.tolerance)?;
+        MAX_ITERATIONS.check(self.max_iterations as f64)?;
+        HARD_CAP.check(self.hard_cap as f64)?;
+        check_vec(&GRAVITY, self.gravity)?;
+        SHEAR_STIFFNESS.check(self.shear.stiffness)?;
+        SHEAR_DAMPING.check(self.shear.damping)?;
+        BEND_STIFFNESS.check(self.bend.stiffness)?;
+        BEND_DAMPING.check(self.bend.damping)?;
+        check_vec(&WIND_VELOCITY, self.wind.velocity)?;
+        WIND_DRAG.check(self.wind.drag)?;
+        GUST.check(self.wind.gust)?;
+        GUST_FREQUENCY.check(self.wind.gust_frequency)?;
+        FRICTION.check(self.friction)?;
         if let Some(b) = &self.ball {
-            check("ball_radius", b.radius)?;
-            for c in b.center.to_array().into_iter().chain(b.velocity.to_array()) {
-                if !c.is_finite() {
-                    return Err(SimError::param(
-                        "ball",
-                        "position and velocity must be finite",
-                    ));
-                }
+            BALL_RADIUS.check(b.radius)?;
+            if !(b.center.is_finite() && b.velocity.is_finite()) {
+                return Err(SimError::param(
+                    "ball",
+                    "position and velocity must be finite",
+                ));
             }
             if let BallMotion::Swing {
                 anchor,
@@ -514,16 +592,16 @@ impl SimParams {
                 format!("{g} is not a finite height"),
             ));
         }
-        check("sle_max_solves", self.sle_max_solves as f64)?;
-        check("newton_max_steps", self.newton_max_steps as f64)?;
-        check("verlet_passes", self.verlet_passes as f64)?;
-        check("verlet_damping", self.verlet_damping)?;
+        SLE_MAX_SOLVES.check(self.sle_max_solves as f64)?;
+        NEWTON_MAX_STEPS.check(self.newton_max_steps as f64)?;
+        VERLET_PASSES.check(self.verlet_passes as f64)?;
+        VERLET_DAMPING.check(self.verlet_damping)?;
         let sl = &self.strain_limits;
-        check("limit_stretch", sl.stretch).map_err(|e| rename(e, "strain_limits.stretch"))?;
-        check("limit_compress", sl.compress).map_err(|e| rename(e, "strain_limits.compress"))?;
-        check("stiffness", sl.stiffness).map_err(|e| rename(e, "strain_limits.stiffness"))?;
-        check("damping", sl.damping).map_err(|e| rename(e, "strain_limits.damping"))?;
-        check("limit_passes", sl.passes as f64)?;
+        LIMIT_STRETCH.check(sl.stretch)?;
+        LIMIT_COMPRESS.check(sl.compress)?;
+        LIMIT_STIFFNESS.check(sl.stiffness)?;
+        LIMIT_DAMPING.check(sl.damping)?;
+        LIMIT_PASSES.check(sl.passes as f64)?;
         Ok(())
     }
 
@@ -541,13 +619,6 @@ impl SimParams {
     /// iteration cap, and at least 1.
     pub fn capped(&self, limit: u32) -> u32 {
         limit.min(self.effective_cap()).max(1)
-    }
-}
-
-fn rename(e: SimError, name: &'static str) -> SimError {
-    match e {
-        SimError::InvalidParameter { reason, .. } => SimError::param(name, reason),
-        other => other,
     }
 }
 
@@ -576,5 +647,110 @@ mod tests {
         assert_eq!(shown(-9.81), "-9.81");
         assert_eq!(shown(0.0), "0");
         assert_eq!(shown(2e6), "2e6");
+    }
+
+    /// Every description is usable: a non-empty range, a slider span inside it that a log
+    /// slider can take, help text, and a name that `validate` reports.
+    #[test]
+    fn every_parameter_is_described_consistently() {
+        for p in PARAMS {
+            assert!(p.min < p.max, "{}", p.name);
+            let (lo, hi) = p.slider;
+            assert!(p.min <= lo && lo < hi && hi <= p.max, "{}: slider", p.name);
+            if p.scale == Scale::Log {
+                assert!(lo > 0.0, "{}: a log slider starts above 0", p.name);
+            }
+            assert!(!p.help.is_empty() && !p.label.is_empty(), "{}", p.name);
+            let names: Vec<&str> = PARAMS.iter().map(|q| q.name).collect();
+            assert_eq!(names.iter().filter(|&&n| n == p.name).count(), 1);
+        }
+        assert!(SimParams::default().validate().is_ok());
+    }
+
+    /// Integers are shown as integers, never as `4.294967295e9`.
+    #[test]
+    fn integer_parameters_show_integers() {
+        let p = SimParams {
+            max_iterations: u32::MAX,
+            ..SimParams::default()
+        };
+        let msg = p.validate().unwrap_err().to_string();
+        assert!(msg.contains("4294967295 is outside"), "{msg}");
+        assert!(msg.contains("[0, 1000000]"), "{msg}");
+        assert_eq!(TOLERANCE.show(1e-12), "1e-12");
+    }
+
+    /// A ball with a radius ≤ 0 or any non-finite field, and non-finite scalars anywhere,
+    /// are refused.
+    #[test]
+    fn bad_balls_and_non_finite_fields_are_refused() {
+        let ball = |f: &dyn Fn(&mut Ball)| {
+            let mut b = Ball::still(DVec3::new(0.0, 0.5, 0.0), 0.2);
+            f(&mut b);
+            SimParams {
+                ball: Some(b),
+                ..SimParams::default()
+            }
+            .validate()
+        };
+        assert!(ball(&|_| {}).is_ok());
+        for bad in [
+            ball(&|b| b.radius = 0.0),
+            ball(&|b| b.radius = -1.0),
+            ball(&|b| b.radius = f64::NAN),
+            ball(&|b| b.radius = f64::INFINITY),
+            ball(&|b| b.center.x = f64::NAN),
+            ball(&|b| b.velocity.y = f64::INFINITY),
+            ball(&|b| {
+                b.motion = BallMotion::Swing {
+                    anchor: DVec3::ZERO,
+                    axis: DVec3::new(f64::NAN, 0.0, 0.0),
+                    frequency: 1.0,
+                }
+            }),
+            ball(&|b| {
+                b.motion = BallMotion::Swing {
+                    anchor: DVec3::ZERO,
+                    axis: DVec3::X,
+                    frequency: f64::INFINITY,
+                }
+            }),
+        ] {
+            assert!(bad.is_err());
+        }
+        let nan = f64::NAN;
+        for p in [
+            SimParams {
+                dt: nan,
+                ..Default::default()
+            },
+            SimParams {
+                friction: nan,
+                ..Default::default()
+            },
+            SimParams {
+                ground: Some(nan),
+                ..Default::default()
+            },
+            SimParams {
+                verlet_damping: f64::INFINITY,
+                ..Default::default()
+            },
+            SimParams {
+                gravity: DVec3::new(0.0, nan, 0.0),
+                ..Default::default()
+            },
+        ] {
+            assert!(p.validate().is_err(), "{p:?}");
+        }
+        let mut p = SimParams::default();
+        p.wind.gust_frequency = nan;
+        assert!(p.validate().is_err());
+        p = SimParams::default();
+        p.strain_limits.damping = nan;
+        assert!(p.validate().is_err());
+        p = SimParams::default();
+        p.shear.stiffness = nan;
+        assert!(p.validate().is_err());
     }
 }

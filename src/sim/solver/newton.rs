@@ -72,7 +72,7 @@ use crate::sim::sparse::factor::{Factor, SupernodalChoice};
 /// time step, 1e10–1e14 ~7; 1e12 sits in the middle of the good range.
 pub const PENALTY: f64 = 1e12;
 
-/// Strips sweeps that compute Newton's starting point ([`NewtonSolver::predict`]).
+/// Strips sweeps that compute Newton's starting point (`NewtonSolver::predict`).
 pub const PREDICTOR_SWEEPS: u32 = 10;
 
 /// Smallest (most negative) geometric stiffness a compressed constraint contributes, as

@@ -3,7 +3,7 @@
 //! share a particle, with the sign of 004's case table B_ij and the projection n_i·n_j.
 //!
 //! The sparsity pattern (lower triangle, compressed columns) and faer's symbolic Cholesky
-//! analysis (nested-dissection order on the grid, [`dissection`]; elimination tree,
+//! analysis (nested-dissection order on the grid, `sparse::dissection`; elimination tree,
 //! supernodes) are built once per topology and set of static particles; each step only
 //! refills the values and runs the numeric factorisation (001 §7, Table 1), which is then
 //! reused for every re-solve of the position pass and for the velocity pass.

@@ -25,7 +25,7 @@ use faer::{Conj, MatMut, Par, Side};
 /// applies that threshold; `Faer` leaves the choice to faer's flop-ratio heuristic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SupernodalChoice {
-    /// Supernodal from [`SUPERNODAL_MIN_ROWS`] rows up, simplicial below.
+    /// Supernodal from `SUPERNODAL_MIN_ROWS` rows up, simplicial below.
     #[default]
     Auto,
     /// faer's own heuristic.

@@ -13,11 +13,11 @@ use plotters::prelude::*;
 
 use super::panel::FrameTimes;
 use crate::app::sim::SimState;
-use crate::cli::run::write_atomic;
+use crate::output::{AtomicFile, PlotResult, atomic_png, write_atomic};
 
 struct Active {
     path: PathBuf,
-    tmp: PathBuf,
+    file: AtomicFile,
     out: BufWriter<File>,
     start: Instant,
     seen_steps: u64,
@@ -61,18 +61,21 @@ impl Recorder {
             ));
             return;
         }
-        let tmp = path.with_extension("csv.tmp");
-        match File::create(&tmp) {
-            Ok(f) => {
+        let opened = AtomicFile::new(&path, "").and_then(|file| {
+            let f = file.create()?;
+            Ok((file, f))
+        });
+        match opened {
+            Ok((file, f)) => {
                 let mut out = BufWriter::new(f);
                 if let Err(e) = out.write_all(HEADER.as_bytes()) {
-                    self.status = Some(format!("cannot write {}: {e}", tmp.display()));
+                    self.status = Some(format!("cannot write {}: {e}", file.path().display()));
                     return;
                 }
                 self.status = Some(format!("recording to {}", path.display()));
                 self.active = Some(Active {
                     path,
-                    tmp,
+                    file,
                     out,
                     start: Instant::now(),
                     seen_steps: total_steps,
@@ -99,13 +102,14 @@ impl Recorder {
 
     /// Stop: finish the CSV, write the summary JSON and the PNG chart.
     pub fn stop(&mut self) {
-        let Some(mut a) = self.active.take() else {
+        let Some(a) = self.active.take() else {
             return;
         };
+        let Active { file, mut out, .. } = a;
         let result = (|| -> Result<(), String> {
-            a.out.flush().map_err(|e| e.to_string())?;
-            drop(a.out);
-            std::fs::rename(&a.tmp, &a.path).map_err(|e| e.to_string())?;
+            out.flush().map_err(|e| e.to_string())?;
+            drop(out);
+            file.commit().map_err(|e| e.to_string())?;
             let mean = |v: &[f64]| {
                 if v.is_empty() {
                     0.0
@@ -170,57 +174,37 @@ pub fn csv_path(path: PathBuf) -> PathBuf {
 }
 
 /// Steps and frames are spread evenly over the recording's duration (both are regular
-/// enough for a chart; the CSV has exact timestamps).
-fn chart(
-    path: &Path,
-    steps: &[f64],
-    frames: &[f64],
-    seconds: f64,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let tmp = path.with_extension("png.tmp.png");
-    {
-        let _ = plotters::style::register_font(
-            "sans-serif",
-            plotters::style::FontStyle::Normal,
-            crate::cli::bench::FONT,
-        );
-        let root = BitMapBackend::new(&tmp, (900, 400)).into_drawing_area();
+/// enough for a chart; the CSV has exact timestamps). Frame times (tens of ms) and step
+/// times (often under 1 ms) get a panel and a y axis each, so neither is a flat line on the
+/// other's scale.
+fn chart(path: &Path, steps: &[f64], frames: &[f64], seconds: f64) -> PlotResult {
+    crate::output::register_font();
+    atomic_png(path, |tmp| {
+        let root = BitMapBackend::new(tmp, (900, 560)).into_drawing_area();
         root.fill(&WHITE)?;
+        let (top, bottom) = root.split_vertically(280);
         let n = seconds.max(1e-3);
-        let at = |i: usize, len: usize| i as f64 * n / len.max(1) as f64;
-        let ymax = steps.iter().chain(frames).fold(1.0f64, |a, &b| a.max(b)) * 1.2;
-        let mut c = ChartBuilder::on(&root)
-            .caption("recording: ms per step and per frame", ("sans-serif", 20))
-            .margin(10)
-            .x_label_area_size(35)
-            .y_label_area_size(50)
-            .build_cartesian_2d(0.0..n, 0.0..ymax)?;
-        c.configure_mesh().x_desc("time (s)").y_desc("ms").draw()?;
-        c.draw_series(LineSeries::new(
-            steps
-                .iter()
-                .enumerate()
-                .map(|(i, &y)| (at(i, steps.len()), y)),
-            &BLUE,
-        ))?
-        .label("step")
-        .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLUE));
-        c.draw_series(LineSeries::new(
-            frames
-                .iter()
-                .enumerate()
-                .map(|(i, &y)| (at(i, frames.len()), y)),
-            &RED,
-        ))?
-        .label("frame")
-        .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], RED));
-        c.configure_series_labels()
-            .background_style(plotters::style::Color::mix(&WHITE, 0.8))
-            .draw()?;
+        for (area, series, colour, caption) in [
+            (&top, frames, RED, "recording: ms per frame"),
+            (&bottom, steps, BLUE, "recording: ms per simulation step"),
+        ] {
+            let at = |i: usize| i as f64 * n / series.len().max(1) as f64;
+            let ymax = series.iter().fold(0.0f64, |a, &b| a.max(b)).max(1e-3) * 1.2;
+            let mut c = ChartBuilder::on(area)
+                .caption(caption, ("sans-serif", 20))
+                .margin(10)
+                .x_label_area_size(35)
+                .y_label_area_size(60)
+                .build_cartesian_2d(0.0..n, 0.0..ymax)?;
+            c.configure_mesh().x_desc("time (s)").y_desc("ms").draw()?;
+            c.draw_series(LineSeries::new(
+                series.iter().enumerate().map(|(i, &y)| (at(i), y)),
+                &colour,
+            ))?;
+        }
         root.present()?;
-    }
-    std::fs::rename(tmp, path)?;
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Append the steps and the frame since the last call.

@@ -63,7 +63,7 @@ impl Plugin for ClothMaterialPlugin {
         load_internal_asset!(
             app,
             CLOTH_SHADER,
-            "../../shaders/cloth.wgsl",
+            "../../../shaders/cloth.wgsl",
             Shader::from_wgsl
         );
         app.add_plugins(MaterialPlugin::<ClothMaterial>::default());

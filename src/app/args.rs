@@ -1,0 +1,37 @@
+//! The app's own flags (no subcommand).
+
+use crate::cli::args::{GridArg, positive};
+use crate::sim::{ScenePreset, SolverKind};
+
+/// Flags of the desktop app (no subcommand).
+#[derive(Debug, Clone, clap::Args)]
+pub struct AppArgs {
+    /// Starting scene: hanging, curtain, drape, flag, curtain-rod.
+    #[arg(long, default_value = "hanging")]
+    pub scene: ScenePreset,
+    /// Starting grid: N or WxH.
+    #[arg(long, default_value = "30")]
+    pub grid: GridArg,
+    /// Starting solver: iterative, sle, verlet, strips, strain-limit, newton.
+    #[arg(long, default_value = "iterative")]
+    pub solver: SolverKind,
+    /// Starting tolerance (relative strain); the solver's default if not given.
+    #[arg(long, allow_negative_numbers = true, value_parser = positive)]
+    pub tolerance: Option<f64>,
+    /// Render this many frames, save a screenshot to PATH and exit.
+    #[arg(long, value_name = "PATH")]
+    pub screenshot: Option<std::path::PathBuf>,
+    /// Frames to render before the screenshot.
+    #[arg(long, allow_negative_numbers = true, default_value_t = 60)]
+    pub frames: u32,
+    /// Start recording frame times at launch: PATH as CSV (`.csv` added unless it has it),
+    /// with a JSON summary and a PNG chart beside it when the app exits.
+    #[arg(long, value_name = "PATH")]
+    pub record: Option<std::path::PathBuf>,
+    /// Exit after this many seconds.
+    #[arg(long, allow_negative_numbers = true, value_parser = positive)]
+    pub exit_after: Option<f64>,
+    /// Print a JSON summary of the session on exit (for tests).
+    #[arg(long)]
+    pub summary: bool,
+}

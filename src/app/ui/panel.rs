@@ -1,0 +1,609 @@
+//! The egui panel (one function per section; every simulation parameter's slider built
+//! from its [`Param`] description in `sim::params`), the live read-outs, the frame-time
+//! overlay and the Record button.
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use bevy::prelude::*;
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
+use egui_plot::{Legend, Line, Plot};
+
+use super::recording::Recorder;
+use crate::app::render::ViewSettings;
+use crate::app::sim::SimState;
+use crate::sim::params::{self, Param, Scale};
+use crate::sim::{Ball, BallMotion, PinSpec, ScenePreset, SceneSpec, SimParams, SolverKind};
+
+/// Frame times of the recent frames, ms.
+#[derive(Resource, Default)]
+pub struct FrameTimes {
+    /// Frame durations, newest last.
+    pub frames: VecDeque<f64>,
+    last: Option<Instant>,
+}
+
+/// Panel-only state.
+#[derive(Resource)]
+pub struct PanelState {
+    grid_w: usize,
+    grid_h: usize,
+    show_help: bool,
+    show_overlay: bool,
+    /// Steps per simulated frame (the fixed timestep is the frame time / substeps).
+    pub substeps: u32,
+}
+
+impl Default for PanelState {
+    fn default() -> Self {
+        PanelState {
+            grid_w: 30,
+            grid_h: 30,
+            show_help: false,
+            show_overlay: true,
+            substeps: crate::app::DEFAULT_SUBSTEPS,
+        }
+    }
+}
+
+/// UI plugin.
+pub struct UiPlugin;
+
+impl Plugin for UiPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<FrameTimes>()
+            .init_resource::<PanelState>()
+            .add_systems(Startup, sync_panel)
+            .add_systems(Update, frame_time)
+            .add_systems(EguiPrimaryContextPass, (panel, overlay).chain());
+    }
+}
+
+fn sync_panel(state: Res<SimState>, mut panel: ResMut<PanelState>) {
+    panel.grid_w = state.world.cloth.topology.width;
+    panel.grid_h = state.world.cloth.topology.height;
+}
+
+fn frame_time(mut ft: ResMut<FrameTimes>) {
+    let now = Instant::now();
+    if let Some(last) = ft.last {
+        if ft.frames.len() == 300 {
+            ft.frames.pop_front();
+        }
+        ft.frames.push_back((now - last).as_secs_f64() * 1e3);
+    }
+    ft.last = Some(now);
+}
+
+/// A slider that keeps a value it did not set: egui's default clamps the bound value to the
+/// range every frame, so a tolerance of 1e-10 or a size of 20 m from the command line or a
+/// preset would silently change the moment the panel is drawn. Dragging still stays in range.
+fn slider<N: egui::emath::Numeric>(
+    v: &mut N,
+    range: std::ops::RangeInclusive<N>,
+) -> egui::Slider<'_> {
+    egui::Slider::new(v, range).clamping(egui::SliderClamping::Edits)
+}
+
+/// The slider of a described parameter: its span, scale and tooltip from `p`, `label`
+/// beside it.
+fn param_slider_as<N: egui::emath::Numeric>(
+    ui: &mut egui::Ui,
+    p: &Param,
+    v: &mut N,
+    label: &str,
+) -> egui::Response {
+    let (lo, hi) = p.slider;
+    let s = slider(v, N::from_f64(lo)..=N::from_f64(hi))
+        .logarithmic(p.scale == Scale::Log)
+        .text(label);
+    ui.add(s).on_hover_text(p.help)
+}
+
+/// [`param_slider_as`] with the parameter's own label.
+fn param_slider<N: egui::emath::Numeric>(
+    ui: &mut egui::Ui,
+    p: &Param,
+    v: &mut N,
+) -> egui::Response {
+    param_slider_as(ui, p, v, p.label)
+}
+
+/// Substeps and time step h = 1 / (rate × substeps) for the panel's two sliders, kept
+/// inside h's valid range ([`params::DT`], 1e-4 to 0.1 s): past it every rebuild and
+/// reset would be refused, so the substeps give way (240 Hz allows 41, not 50).
+fn frame_step(hz: f64, substeps: u32) -> (u32, f64) {
+    let (h_min, h_max) = (params::DT.min, params::DT.max);
+    let most = ((1.0 / h_min) / hz).floor().max(1.0) as u32;
+    let substeps = substeps.clamp(1, most);
+    let dt = (1.0 / (hz * substeps as f64)).clamp(h_min, h_max);
+    (substeps, dt)
+}
+
+fn panel(
+    mut contexts: EguiContexts,
+    mut state: ResMut<SimState>,
+    mut view: ResMut<ViewSettings>,
+    mut panel: ResMut<PanelState>,
+    mut recorder: ResMut<Recorder>,
+    mut fixed: ResMut<Time<Fixed>>,
+) -> Result {
+    let ctx = contexts.ctx_mut()?;
+    let state = &mut *state;
+    egui::Window::new("impulse-cloth")
+        .default_pos([10.0, 10.0])
+        .default_width(300.0)
+        .resizable(false)
+        .show(ctx, |ui| {
+            egui::ScrollArea::vertical()
+                .max_height(720.0)
+                .show(ui, |ui| {
+                    controls(ui, state, &mut panel);
+                    ui.separator();
+                    solver_section(ui, state);
+                    ui.separator();
+                    scene_section(ui, state, &mut panel);
+                    time_section(ui, state, &mut panel, &mut fixed);
+                    ui.separator();
+                    springs_section(ui, &mut state.world.params);
+                    if state.kind == SolverKind::StrainLimit {
+                        ui.separator();
+                        strain_limits_section(ui, &mut state.world.params);
+                    }
+                    ui.separator();
+                    wind_and_ball_section(ui, &mut state.world.params);
+                    ui.separator();
+                    view_section(ui, &mut view, &mut panel);
+                    ui.separator();
+                    readouts_section(ui, state);
+                    ui.separator();
+                    recording_section(ui, &mut recorder);
+                });
+        });
+    if panel.show_help {
+        help_window(ctx);
+    }
+    Ok(())
+}
+
+/// Run / pause, single step, reset, help.
+fn controls(ui: &mut egui::Ui, state: &mut SimState, panel: &mut PanelState) {
+    ui.horizontal(|ui| {
+        let run = if state.paused {
+            "▶ Run (P)"
+        } else {
+            "⏸ Pause (P)"
+        };
+        if ui.button(run).clicked() {
+            state.paused = !state.paused;
+        }
+        if ui.button("Step (N)").clicked() {
+            state.paused = true;
+            state.step_once = true;
+        }
+        if ui.button("Reset (R)").clicked() {
+            let scene = state.scene.clone();
+            if let Err(e) = state.rebuild(scene) {
+                state.error = Some(e.to_string());
+            }
+        }
+        if ui.button("?").clicked() {
+            panel.show_help = !panel.show_help;
+        }
+    });
+}
+
+/// The solver and its iteration settings.
+fn solver_section(ui: &mut egui::Ui, state: &mut SimState) {
+    ui.heading("Solver");
+    let mut kind = state.kind;
+    egui::ComboBox::from_id_salt("solver")
+        .selected_text(kind.label())
+        .show_ui(ui, |ui| {
+            for k in SolverKind::ALL {
+                ui.selectable_value(&mut kind, k, k.label());
+            }
+        });
+    state.set_solver(kind);
+    let p = &mut state.world.params;
+    param_slider(ui, &params::TOLERANCE, &mut p.tolerance);
+    param_slider(ui, &params::MAX_ITERATIONS, &mut p.max_iterations);
+    param_slider(ui, &params::SLE_MAX_SOLVES, &mut p.sle_max_solves);
+    param_slider(ui, &params::NEWTON_MAX_STEPS, &mut p.newton_max_steps);
+    param_slider(ui, &params::VERLET_PASSES, &mut p.verlet_passes);
+    ui.checkbox(&mut p.velocity_pass, "velocity pass (eq. 3)");
+    ui.checkbox(&mut p.lock_taut_chains, "hold taut chains static")
+        .on_hover_text(
+            "a row or column pulled straight between two pins at exactly its rest \
+             length can only stay where it is: hold its particles static (the exact \
+             solution) instead of letting it sag within the tolerance, which makes \
+             every solver crawl (not used by the strain-limit solver)",
+        );
+}
+
+/// Preset, grid, size, mass and slack; a change rebuilds the scene.
+fn scene_section(ui: &mut egui::Ui, state: &mut SimState, panel: &mut PanelState) {
+    ui.heading("Scene");
+    let mut preset = state.scene.preset;
+    egui::ComboBox::from_id_salt("preset")
+        .selected_text(preset.name())
+        .show_ui(ui, |ui| {
+            for s in ScenePreset::ALL {
+                ui.selectable_value(&mut preset, s, s.name());
+            }
+        });
+    ui.horizontal(|ui| {
+        // Edits stay within 2..=256 (a single row has no surface to draw or
+        // grab); a larger grid given on the command line is kept as it is.
+        ui.add(
+            egui::DragValue::new(&mut panel.grid_w)
+                .range(2..=256)
+                .clamp_existing_to_range(false)
+                .prefix("W "),
+        );
+        ui.add(
+            egui::DragValue::new(&mut panel.grid_h)
+                .range(2..=256)
+                .clamp_existing_to_range(false)
+                .prefix("H "),
+        );
+    });
+    let mut size = state.scene.size;
+    let mut mass = state.scene.mass;
+    let mut slack = state.scene.slack;
+    param_slider(ui, &params::SCENE_SIZE, &mut size);
+    param_slider(ui, &params::SCENE_MASS, &mut mass);
+    ui.add(slider(&mut slack, 0.0..=0.5).text("slack"))
+        .on_hover_text("move the pins inward by this fraction of the edge");
+    let changed = preset != state.scene.preset
+        || size != state.scene.size
+        || mass != state.scene.mass
+        || slack != state.scene.slack;
+    if changed || ui.button("Apply grid / rebuild").clicked() {
+        let mut scene = SceneSpec::new(preset, panel.grid_w, panel.grid_h);
+        scene.size = size;
+        scene.mass = mass;
+        scene.slack = slack;
+        if preset == state.scene.preset && state.scene.pins != preset.default_pins() {
+            scene.pins = match &state.scene.pins {
+                PinSpec::Indices(_) => preset.default_pins(),
+                other => other.clone(),
+            };
+        }
+        if let Err(e) = state.rebuild(scene) {
+            state.error = Some(e.to_string());
+        }
+    }
+}
+
+/// Frame rate and substeps (together they set h), and gravity.
+fn time_section(
+    ui: &mut egui::Ui,
+    state: &mut SimState,
+    panel: &mut PanelState,
+    fixed: &mut Time<Fixed>,
+) {
+    let p = &mut state.world.params;
+    let mut hz = (1.0 / (p.dt * panel.substeps as f64)).round();
+    let a = ui
+        .add(slider(&mut hz, 10.0..=240.0).text("frame rate (Hz)"))
+        .on_hover_text("simulated frames per second; each frame is split into substeps");
+    let b = ui
+        .add(slider(&mut panel.substeps, 1..=50).text("substeps"))
+        .on_hover_text("time step h = 1 / (rate × substeps): smaller steps stretch less per step");
+    if a.changed() || b.changed() {
+        (panel.substeps, p.dt) = frame_step(hz, panel.substeps);
+        fixed.set_timestep_seconds(p.dt);
+    }
+    ui.label(format!("h = {:.2} ms", p.dt * 1e3));
+    let g = &params::GRAVITY;
+    param_slider_as(
+        ui,
+        g,
+        &mut p.gravity.y,
+        &format!("{} y ({})", g.label, g.unit),
+    );
+}
+
+/// Shear and bending springs.
+fn springs_section(ui: &mut egui::Ui, p: &mut SimParams) {
+    ui.heading("Springs (004 §3.3)");
+    param_slider(ui, &params::SHEAR_STIFFNESS, &mut p.shear.stiffness);
+    param_slider(ui, &params::SHEAR_DAMPING, &mut p.shear.damping);
+    param_slider(ui, &params::BEND_STIFFNESS, &mut p.bend.stiffness);
+    param_slider(ui, &params::BEND_DAMPING, &mut p.bend.damping);
+}
+
+/// The strain-limit solver's limits (shown only while it is the solver).
+fn strain_limits_section(ui: &mut egui::Ui, p: &mut SimParams) {
+    ui.heading("Strain limits (001)");
+    let sl = &mut p.strain_limits;
+    param_slider(ui, &params::LIMIT_STRETCH, &mut sl.stretch);
+    param_slider(ui, &params::LIMIT_COMPRESS, &mut sl.compress);
+    param_slider(ui, &params::LIMIT_STIFFNESS, &mut sl.stiffness);
+    param_slider(ui, &params::LIMIT_PASSES, &mut sl.passes);
+}
+
+/// Wind, the ball and contact friction.
+fn wind_and_ball_section(ui: &mut egui::Ui, p: &mut SimParams) {
+    ui.heading("Wind and ball");
+    ui.checkbox(&mut p.wind.enabled, "wind");
+    let w = &params::WIND_VELOCITY;
+    param_slider_as(
+        ui,
+        w,
+        &mut p.wind.velocity.x,
+        &format!("{} x ({})", w.label, w.unit),
+    );
+    param_slider_as(
+        ui,
+        w,
+        &mut p.wind.velocity.z,
+        &format!("{} z ({})", w.label, w.unit),
+    );
+    param_slider(ui, &params::GUST, &mut p.wind.gust);
+    let mut has_ball = p.ball.is_some();
+    if ui.checkbox(&mut has_ball, "ball").changed() {
+        p.ball = has_ball.then(|| Ball::still(glam::DVec3::new(0.0, 0.6, 0.0), 0.2));
+    }
+    if let Some(b) = &mut p.ball {
+        param_slider(ui, &params::BALL_RADIUS, &mut b.radius);
+        let mut motion = match b.motion {
+            BallMotion::Still => 0,
+            BallMotion::Swing { .. } => 1,
+            BallMotion::Thrown => 2,
+        };
+        let before = motion;
+        ui.horizontal(|ui| {
+            ui.radio_value(&mut motion, 0, "still");
+            ui.radio_value(&mut motion, 1, "swinging");
+            ui.radio_value(&mut motion, 2, "thrown (space)");
+        });
+        if motion != before {
+            b.motion = match motion {
+                0 => BallMotion::Still,
+                1 => BallMotion::Swing {
+                    anchor: b.center,
+                    axis: glam::DVec3::new(0.0, 0.0, 0.4),
+                    frequency: 0.3,
+                },
+                _ => BallMotion::Thrown,
+            };
+        }
+    }
+    param_slider(ui, &params::FRICTION, &mut p.friction);
+}
+
+/// Heat-map, wireframe and overlay switches.
+fn view_section(ui: &mut egui::Ui, view: &mut ViewSettings, panel: &mut PanelState) {
+    ui.heading("View");
+    ui.checkbox(&mut view.heatmap, "strain heat-map (H)");
+    if view.heatmap {
+        ui.add(
+            slider(&mut view.strain_scale, 1e-6..=1.0)
+                .logarithmic(true)
+                .text("red at strain"),
+        )
+        .on_hover_text("strain shown as full red");
+        ui.label(format!(
+            "blue 0 → green {:.1e} → red {:.1e}",
+            view.strain_scale / 2.0,
+            view.strain_scale
+        ));
+    }
+    ui.checkbox(&mut view.wireframe, "constraints wireframe (W)");
+    ui.checkbox(&mut panel.show_overlay, "frame-time overlay");
+}
+
+/// Counts, the last step's statistics and the last error.
+fn readouts_section(ui: &mut egui::Ui, state: &SimState) {
+    ui.heading("Read-outs");
+    let c = &state.world.cloth;
+    ui.label(format!(
+        "{} particles, {} constraints, {} springs",
+        c.len(),
+        c.topology.edges.len(),
+        c.topology.springs.len()
+    ));
+    if let Some(s) = state.history.back() {
+        ui.label(format!(
+            "step {}: {:.2} ms ({} / {} iterations)",
+            s.step,
+            s.timings.total().as_secs_f64() * 1e3,
+            s.position_iterations,
+            s.velocity_iterations
+        ));
+        ui.label(format!(
+            "max strain {:.2e}, mean {:.2e}",
+            s.max_strain, s.mean_strain
+        ));
+        if s.locked_particles > 0 {
+            ui.label(format!(
+                "{} particles held static in taut chains",
+                s.locked_particles
+            ));
+        }
+        ui.label(if s.converged {
+            "tolerance met".to_string()
+        } else if s.hard_capped {
+            "safety cap hit".to_string()
+        } else {
+            "iteration cap hit".to_string()
+        });
+        if s.solver == SolverKind::StrainLimit {
+            ui.label(format!(
+                "{} springs outside [a, b] (worst by {:.1e}), {} constrained particles, {} solves{}{}",
+                s.limit_violations,
+                s.limit_excess,
+                s.constrained_particles,
+                s.linear_solves,
+                if s.symbolic_analysis { ", new symbolic analysis" } else { "" },
+                if s.fell_back { ", NOT FACTORISED" } else { "" }
+            ));
+        }
+        if s.solver == SolverKind::Sle {
+            ui.label(format!(
+                "SLE: {} solves, {} factorisations, residual {:.1e}{}",
+                s.linear_solves,
+                s.factorizations,
+                s.solve_residual,
+                if s.fell_back { ", FELL BACK" } else { "" }
+            ));
+        }
+        if s.solver == SolverKind::Newton {
+            ui.label(format!(
+                "Newton: {} steps (factorisations), {} strips sweeps to finish{}{}",
+                s.factorizations,
+                s.polish_sweeps,
+                if s.symbolic_analysis {
+                    ", new symbolic analysis"
+                } else {
+                    ""
+                },
+                if s.fell_back {
+                    ", FELL BACK to strips"
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
+    if let Some(e) = &state.error {
+        ui.colored_label(egui::Color32::LIGHT_RED, e);
+    }
+}
+
+/// The Record / Stop button and the recorder's status.
+fn recording_section(ui: &mut egui::Ui, recorder: &mut Recorder) {
+    ui.horizontal(|ui| {
+        if recorder.is_recording() {
+            if ui.button("⏹ Stop recording").clicked() {
+                recorder.stop();
+            }
+        } else if ui.button("⏺ Record").clicked() {
+            recorder.start_default();
+        }
+    });
+    if let Some(msg) = recorder.status() {
+        ui.label(msg);
+    }
+}
+
+/// The controls table ("?").
+fn help_window(ctx: &egui::Context) {
+    egui::Window::new("Controls")
+        .default_pos([330.0, 10.0])
+        .show(ctx, |ui| {
+            egui::Grid::new("controls").show(ui, |ui| {
+                for (k, v) in crate::app::CONTROLS {
+                    ui.label(*k);
+                    ui.label(*v);
+                    ui.end_row();
+                }
+            });
+        });
+}
+
+fn stats_line(name: &str, v: &[f64]) -> String {
+    if v.is_empty() {
+        return format!("{name}: –");
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let mean = s.iter().sum::<f64>() / s.len() as f64;
+    let p95 = s[((s.len() - 1) as f64 * 0.95) as usize];
+    format!("{name}: min {:.2} mean {:.2} p95 {:.2} ms", s[0], mean, p95)
+}
+
+fn overlay(
+    mut contexts: EguiContexts,
+    state: Res<SimState>,
+    ft: Res<FrameTimes>,
+    panel: Res<PanelState>,
+) -> Result {
+    if !panel.show_overlay {
+        return Ok(());
+    }
+    let ctx = contexts.ctx_mut()?;
+    egui::Window::new("Frame times")
+        .anchor(egui::Align2::RIGHT_BOTTOM, [-10.0, -10.0])
+        .default_width(420.0)
+        .show(ctx, |ui| {
+            let frames: Vec<f64> = ft.frames.iter().copied().collect();
+            let step: Vec<f64> = state
+                .history
+                .iter()
+                .map(|s| s.timings.total().as_secs_f64() * 1e3)
+                .collect();
+            let phase = |p: crate::sim::Phase| -> Vec<f64> {
+                state
+                    .history
+                    .iter()
+                    .map(|s| s.timings.get(p).as_secs_f64() * 1e3)
+                    .collect()
+            };
+            ui.label(stats_line("frame", &frames));
+            ui.label(stats_line("step", &step));
+            let pts = |v: &[f64]| {
+                v.iter()
+                    .enumerate()
+                    .map(|(i, &y)| [i as f64, y])
+                    .collect::<Vec<_>>()
+            };
+            Plot::new("times")
+                .height(140.0)
+                .legend(Legend::default())
+                .show(ui, |p| {
+                    p.line(Line::new("frame ms", pts(&frames)));
+                    p.line(Line::new("step ms", pts(&step)));
+                    for ph in crate::sim::Phase::ORDER {
+                        p.line(Line::new(format!("{} ms", ph.name()), pts(&phase(ph))));
+                    }
+                });
+            let strain: Vec<f64> = state.history.iter().map(|s| s.max_strain).collect();
+            let iters: Vec<f64> = state
+                .history
+                .iter()
+                .map(|s| s.position_iterations as f64)
+                .collect();
+            Plot::new("strain")
+                .height(90.0)
+                .legend(Legend::default())
+                .show(ui, |p| {
+                    p.line(Line::new("max strain", pts(&strain)));
+                });
+            Plot::new("iterations")
+                .height(90.0)
+                .include_y(0.0)
+                .legend(Legend::default())
+                .show(ui, |p| {
+                    p.line(Line::new("iterations", pts(&iters)));
+                });
+        });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_and_substeps_keep_the_time_step_valid() {
+        for hz in [10.0, 60.0, 120.0, 240.0] {
+            for sub in [0, 1, 10, 41, 42, 50] {
+                let (s, dt) = frame_step(hz, sub);
+                let p = crate::sim::SimParams {
+                    dt,
+                    ..Default::default()
+                };
+                assert!(p.validate().is_ok(), "{hz} Hz × {sub}: h = {dt}");
+                assert!(s >= 1 && s <= sub.max(1));
+                if s == sub {
+                    assert!((dt - 1.0 / (hz * sub as f64)).abs() < 1e-15);
+                }
+            }
+        }
+        assert_eq!(frame_step(240.0, 50).0, 41);
+        assert_eq!(frame_step(60.0, 50).0, 50);
+    }
+}
