@@ -17,8 +17,8 @@ use super::error::SimError;
 /// fraction of their distance, and then an impulse along the current direction changes the
 /// *previewed* distance only by cos(angle) of what it should: Gauss–Seidel overshoots and,
 /// measured here, blows up within a few steps (see the test
-/// `preview_direction_is_stable_where_current_direction_diverges` in `tests/physics.rs`, and
-/// the README).
+/// `preview_direction_is_stable_where_current_direction_diverges` in `tests/robustness.rs`,
+/// and `docs/numerics.md`).
 /// Taking the direction from the preview positions (the gradient of the constraint at the
 /// predicted state, as position-based dynamics and Goldenthal et al.'s fast projection do)
 /// makes a single constraint's correction exact — the previewed distance becomes d(0) in
