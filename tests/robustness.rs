@@ -356,7 +356,7 @@ fn parameters_written_directly_are_checked_when_a_step_begins() {
         ("tolerance", |p| p.tolerance = f64::NAN),
         ("dt", |p| p.dt = 0.0),
         ("dt", |p| p.dt = -1.0 / 30.0),
-        ("ball_radius", |p| {
+        ("ball.radius", |p| {
             p.ball = Some(Ball::still(DVec3::new(0.0, 0.5, 0.0), -1.0))
         }),
     ];

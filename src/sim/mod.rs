@@ -107,16 +107,18 @@ impl Stage {
     }
 }
 
-/// Largest relative strain |d − L|/L a step may leave: 100, a constraint stretched to
-/// 101 times its rest length (compression cannot pass 1). No sane step comes near it,
-/// while a diverging one passes it within a step of starting on its way to overflow
-/// (measured: 4e3, 5e8, 7e22 on successive steps of a far drag). The margin is wide on
-/// purpose: ordinary runs do leave large strains for a step or two and recover — up to
-/// 2.9 on the drape scene (the ball projection), 5.0 with the strain-limit solver on the
-/// paper scene, 10.6 with the SLE while a curtain ring is dragged along its rod (measured
-/// on the presets, every solver) — and undoing those would change their results. A step
-/// beyond it is undone ([`SimError::Diverged`]).
-pub const MAX_SANE_STRAIN: f64 = 100.0;
+/// Largest relative strain |d − L|/L a step may leave: 1000, a constraint stretched to
+/// 1001 times its rest length (compression cannot pass 1). A diverging step passes it at
+/// once on its way to overflow (measured: 4e3, 5e8, 7e22 on successive steps of a far
+/// drag). The margin is wide on purpose: ordinary runs do leave large strains for a step or
+/// two and recover — up to 2.9 on the drape scene (the ball projection), 5.0 with the
+/// strain-limit solver on the paper scene, 10.6 with the SLE while a curtain ring is dragged
+/// along its rod (measured on the presets, every solver) — and the benchmark's deliberately
+/// under-resolved baselines stretch a 200×200 cloth steadily without diverging (500 steps of
+/// the paper scene: iterative capped at 5 sweeps 290, Verlet with 5 passes 215, the
+/// strain-limit solver with 10 substeps 255 at 100×100); undoing those would change their
+/// results. A step beyond it is undone ([`SimError::Diverged`]).
+pub const MAX_SANE_STRAIN: f64 = 1000.0;
 
 /// Largest distance a particle may move in one step (its position at the end against the
 /// start), in units of the cloth's size (its longer side at rest,
