@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::run::{TimeSummary, set_threads};
 use crate::output::{PlotResult, atomic_png, write_atomic};
-use crate::sim::{ScenePreset, SceneSpec, SimError, SimParams, SolverKind};
+use crate::sim::{DragScript, ScenePreset, SceneSpec, SimError, SimParams, SolverKind};
 
 /// Flags of `bench`.
 #[derive(Debug, Clone, clap::Args)]
@@ -228,7 +228,7 @@ fn run_config(
     let mut series = Vec::new();
     for _ in 0..steps {
         let s =
-            super::run::step_frame(&mut world, solver.as_mut(), cfg.substeps).map_err(
+            super::run::step_frame(&mut world, solver.as_mut(), cfg.substeps, &mut DragScript::default()).map_err(
                 |e| match e {
                     SimError::Diverged { .. } if cfg.may_diverge => {
                         Failure::Diverged(e.to_string())

@@ -13,7 +13,7 @@ use super::check_flag;
 use super::{BallArg, GridArg, Vec3Arg, non_negative, positive};
 use crate::output::{check_writable, write_atomic};
 use crate::sim::params;
-use crate::sim::{
+use crate::sim::{Drag, DragScript, 
     Ball, PinSpec, ScenePreset, SceneSpec, SimError, SimParams, SolverKind, StepStats, World,
 };
 
@@ -98,6 +98,11 @@ pub struct RunArgs {
     /// A still ball x,y,z,r (m).
     #[arg(long, allow_hyphen_values = true)]
     pub ball: Option<BallArg>,
+    /// A scripted drag, I:X,Y,Z:T0:T1[:T2] (repeatable): at T0 s grab particle I (row-major),
+    /// move its target on a line from where it is to the point X,Y,Z (m), arriving at T1,
+    /// hold it there, let go at T2 (never if omitted) — what a mouse drag in the app does.
+    #[arg(long, value_name = "I:X,Y,Z:T0:T1[:T2]", allow_hyphen_values = true)]
+    pub drag: Vec<Drag>,
     /// Write a JSON report here.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
@@ -180,6 +185,10 @@ pub struct Frame {
     pub positions: Vec<[f64; 3]>,
     /// Velocities.
     pub velocities: Vec<[f64; 3]>,
+    /// The particle held (by a `--drag`) when the frame was recorded, if any.
+    pub grabbed: Option<usize>,
+    /// Where the held particle is being pulled, m, if one is held.
+    pub grab_target: Option<[f64; 3]>,
 }
 
 /// The JSON report of `run`.
@@ -252,6 +261,7 @@ fn arr(v: &[DVec3]) -> Vec<[f64; 3]> {
 fn check_flags(args: &RunArgs) -> Result<(), String> {
     check_flag("--size", &params::SCENE_SIZE, args.size)?;
     check_flag("--mass", &params::SCENE_MASS, args.mass)?;
+    check_flag("--slack", &params::SCENE_SLACK, args.slack)?;
     if let Some(t) = args.tolerance {
         check_flag("--tolerance", &params::TOLERANCE, t)?;
     }
@@ -380,7 +390,7 @@ pub fn build_world(args: &RunArgs) -> Result<World, String> {
     if let Some(p) = args.perturb {
         spec.perturb = p;
     }
-    spec.build(params).map_err(|e| match &e {
+    let world = spec.build(params).map_err(|e| match &e {
         // The drape preset's ball is sized from --size when no --ball was given.
         SimError::InvalidParameter { name, reason }
             if name.starts_with("ball") && args.ball.is_none() =>
@@ -396,7 +406,12 @@ pub fn build_world(args: &RunArgs) -> Result<World, String> {
         },
         SimError::ParticleOutOfRange { .. } => format!("--pin: {e}"),
         _ => e.to_string(),
-    })
+    })?;
+    for d in &args.drag {
+        d.validate(world.cloth.len())
+            .map_err(|e| format!("--drag {d}: {e}"))?;
+    }
+    Ok(world)
 }
 
 /// Most steps `run` and `bench` accept (a per-step record is kept for each: 10⁷ steps of
@@ -421,9 +436,12 @@ pub fn step_frame(
     world: &mut World,
     solver: &mut dyn crate::sim::Solver,
     substeps: u32,
+    drags: &mut DragScript,
 ) -> Result<StepStats, crate::sim::SimError> {
+    drags.before_step(world)?;
     let mut total = world.step(solver)?;
     for _ in 1..substeps {
+        drags.before_step(world)?;
         let s = world.step(solver)?;
         for p in crate::sim::Phase::ORDER {
             *total.timings.slot(p) += s.timings.get(p);
@@ -458,6 +476,8 @@ pub fn simulate(
     progress: Option<&indicatif::ProgressBar>,
 ) -> Report {
     let mut solver = args.solver.create();
+    let mut drags = DragScript::new(args.drag.clone(), world.cloth.len())
+        .expect("build_world checked the drags");
     let topo = &world.cloth.topology;
     let mut report = Report {
         solver: args.solver,
@@ -501,6 +521,8 @@ pub fn simulate(
                 step: report.steps,
                 positions: arr(&world.cloth.particles.x),
                 velocities: arr(&world.cloth.particles.v),
+                grabbed: world.grab().map(|g| g.particle),
+                grab_target: world.grab().map(|g| g.target.to_array()),
             });
         }
         if let Some(dir) = &args.obj_dir
@@ -515,7 +537,12 @@ pub fn simulate(
     let mut times = Vec::with_capacity(args.steps.min(1 << 16) as usize);
     let mut iters: Vec<u32> = Vec::with_capacity(args.steps.min(1 << 16) as usize);
     for _ in 0..args.steps {
-        let stats: StepStats = match step_frame(&mut world, solver.as_mut(), args.substeps) {
+        let stats: StepStats = match step_frame(
+            &mut world,
+            solver.as_mut(),
+            args.substeps,
+            &mut drags,
+        ) {
             Ok(s) => s,
             Err(e) => {
                 report.error = Some(e.to_string());

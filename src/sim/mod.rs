@@ -10,6 +10,7 @@
 pub mod cloth;
 pub mod collision;
 pub mod dof;
+pub mod drag;
 pub mod error;
 pub mod forces;
 pub mod kernels;
@@ -27,6 +28,7 @@ use glam::DVec3;
 
 pub use cloth::{CacheKey, Cloth, GridSpec, Orientation, Particles, Topology};
 pub use dof::{Dof, Glider};
+pub use drag::{Drag, DragScript};
 pub use error::SimError;
 pub use kind::SolverKind;
 pub use params::{Ball, BallMotion, ImpulseDirection, SimParams, SpringParams, StrainLimits, Wind};

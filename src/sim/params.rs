@@ -496,6 +496,12 @@ pub const SCENE_MASS: Param = Param::new("mass", "mass (kg)", "kg")
     .range(1e-6, 1e6)
     .slider(0.01, 5.0)
     .help("total mass of the cloth");
+/// How far the pins move inward, as a fraction of the edge (the cloth starts bent but
+/// unstretched; at 0.9 the pinned corners of a curtain are a tenth of its width apart).
+pub const SCENE_SLACK: Param = Param::new("slack", "slack", "")
+    .range(0.0, 0.9)
+    .slider(0.0, 0.5)
+    .help("move the pins inward by this fraction of the edge");
 
 /// Every described parameter.
 pub const PARAMS: &[&Param] = &[
@@ -525,6 +531,7 @@ pub const PARAMS: &[&Param] = &[
     &LIMIT_PASSES,
     &SCENE_SIZE,
     &SCENE_MASS,
+    &SCENE_SLACK,
 ];
 
 /// A value as an error message should show it: plain decimals for everyday magnitudes,

@@ -203,12 +203,7 @@ impl SceneSpec {
     /// Build the world: cloth, pins, initial velocities, and the preset's parameters on
     /// top of `params` (ball, ground and wind for the presets that have them).
     pub fn build(&self, params: SimParams) -> Result<World, SimError> {
-        if !(self.slack.is_finite() && (0.0..0.9).contains(&self.slack)) {
-            return Err(SimError::param(
-                "slack",
-                format!("{} must be in [0, 0.9)", self.slack),
-            ));
-        }
+        super::params::SCENE_SLACK.check(self.slack)?;
         if !(self.perturb.is_finite() && (0.0..=1.0).contains(&self.perturb)) {
             return Err(SimError::param(
                 "perturb",

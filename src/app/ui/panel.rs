@@ -253,8 +253,7 @@ fn scene_section(ui: &mut egui::Ui, state: &mut SimState, panel: &mut PanelState
     let mut slack = state.scene.slack;
     param_slider(ui, &params::SCENE_SIZE, &mut size);
     param_slider(ui, &params::SCENE_MASS, &mut mass);
-    ui.add(slider(&mut slack, 0.0..=0.5).text("slack"))
-        .on_hover_text("move the pins inward by this fraction of the edge");
+    param_slider(ui, &params::SCENE_SLACK, &mut slack);
     let changed = preset != state.scene.preset
         || size != state.scene.size
         || mass != state.scene.mass
