@@ -543,7 +543,9 @@ fn scripted_drag_is_recorded_and_followed() {
     let (t0, t1, t2) = (0.2, 0.6, 1.0);
     let start = run_json(
         "drag-start.json",
-        &["run", "--grid", "10", "--steps", "4", "--dt", "0.05", "--quiet"],
+        &[
+            "run", "--grid", "10", "--steps", "4", "--dt", "0.05", "--quiet",
+        ],
     );
     // Particle 95 (bottom row) where the drag starts (t = T0 = 4 steps), pulled 10 cm
     // towards the viewer and up: well within reach.
@@ -558,8 +560,18 @@ fn scripted_drag_is_recorded_and_followed() {
     let r = run_json(
         "drag.json",
         &[
-            "run", "--grid", "10", "--steps", "30", "--dt", "0.05", "--quiet", "--drag", &drag,
-            "--positions-every", "1",
+            "run",
+            "--grid",
+            "10",
+            "--steps",
+            "30",
+            "--dt",
+            "0.05",
+            "--quiet",
+            "--drag",
+            &drag,
+            "--positions-every",
+            "1",
         ],
     );
     let frames = r["frames"].as_array().unwrap();
@@ -569,7 +581,10 @@ fn scripted_drag_is_recorded_and_followed() {
         let t = k as f64 * dt;
         let held = t > t0 + 1e-9 && t < t2 + 1e-9;
         if !held {
-            assert!(f["grabbed"].is_null() && f["grab_target"].is_null(), "step {k}: {f:?}");
+            assert!(
+                f["grabbed"].is_null() && f["grab_target"].is_null(),
+                "step {k}: {f:?}"
+            );
             continue;
         }
         assert_eq!(f["grabbed"].as_u64(), Some(95), "step {k}");

@@ -227,15 +227,16 @@ fn run_config(
     let (mut iters, mut max_strain, mut capped, mut fallbacks) = (0u64, 0.0f64, 0u64, 0u64);
     let mut series = Vec::new();
     for _ in 0..steps {
-        let s =
-            super::run::step_frame(&mut world, solver.as_mut(), cfg.substeps, &mut DragScript::default()).map_err(
-                |e| match e {
-                    SimError::Diverged { .. } if cfg.may_diverge => {
-                        Failure::Diverged(e.to_string())
-                    }
-                    e => Failure::Error(e.to_string()),
-                },
-            )?;
+        let s = super::run::step_frame(
+            &mut world,
+            solver.as_mut(),
+            cfg.substeps,
+            &mut DragScript::default(),
+        )
+        .map_err(|e| match e {
+            SimError::Diverged { .. } if cfg.may_diverge => Failure::Diverged(e.to_string()),
+            e => Failure::Error(e.to_string()),
+        })?;
         times.push(s.timings.total());
         iters += s.position_iterations as u64;
         max_strain = max_strain.max(s.max_strain);

@@ -13,8 +13,9 @@ use super::check_flag;
 use super::{BallArg, GridArg, Vec3Arg, non_negative, positive};
 use crate::output::{check_writable, write_atomic};
 use crate::sim::params;
-use crate::sim::{Drag, DragScript, 
-    Ball, PinSpec, ScenePreset, SceneSpec, SimError, SimParams, SolverKind, StepStats, World,
+use crate::sim::{
+    Ball, Drag, DragScript, PinSpec, ScenePreset, SceneSpec, SimError, SimParams, SolverKind,
+    StepStats, World,
 };
 
 /// Flags of `run`.
@@ -537,18 +538,14 @@ pub fn simulate(
     let mut times = Vec::with_capacity(args.steps.min(1 << 16) as usize);
     let mut iters: Vec<u32> = Vec::with_capacity(args.steps.min(1 << 16) as usize);
     for _ in 0..args.steps {
-        let stats: StepStats = match step_frame(
-            &mut world,
-            solver.as_mut(),
-            args.substeps,
-            &mut drags,
-        ) {
-            Ok(s) => s,
-            Err(e) => {
-                report.error = Some(e.to_string());
-                break;
-            }
-        };
+        let stats: StepStats =
+            match step_frame(&mut world, solver.as_mut(), args.substeps, &mut drags) {
+                Ok(s) => s,
+                Err(e) => {
+                    report.error = Some(e.to_string());
+                    break;
+                }
+            };
         times.push(stats.timings.total());
         iters.push(stats.position_iterations);
         report.max_strain = report.max_strain.max(stats.max_strain);

@@ -20,10 +20,11 @@ pub(crate) fn fresh_identity() -> u64 {
 /// What a solver's cached data (patterns, symbolic factorisations, chains, warm starts)
 /// depends on, besides its own settings: which topology, and which set of static particles.
 ///
-/// Both parts are process-unique (`fresh_identity`, one global counter): a topology keeps its identity for
-/// life and through clones (a clone has the same constraints), and the static set draws a
-/// new version whenever it changes, so keys of two different cloths — even of equal
-/// particle and constraint counts, or of two clones pinned differently — never collide.
+/// Both parts are process-unique (`fresh_identity`, one global counter): a topology keeps
+/// its identity for life and through clones (a clone has the same constraints), and the
+/// static set draws a new version whenever it changes, so keys of two different cloths —
+/// even of equal particle and constraint counts, or of two clones pinned differently —
+/// never collide.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct CacheKey {
     /// [`Topology::id`] of the cloth.

@@ -59,15 +59,24 @@ impl Drag {
             return Err(SimError::param("drag target", "must be finite"));
         }
         if !(self.start.is_finite() && self.start >= 0.0) {
-            return Err(SimError::param("drag start time T0", "must be finite and ≥ 0"));
+            return Err(SimError::param(
+                "drag start time T0",
+                "must be finite and ≥ 0",
+            ));
         }
         if !(self.arrive.is_finite() && self.arrive >= self.start) {
-            return Err(SimError::param("drag arrival time T1", "must be finite and ≥ T0"));
+            return Err(SimError::param(
+                "drag arrival time T1",
+                "must be finite and ≥ T0",
+            ));
         }
         if let Some(r) = self.release
             && !(r.is_finite() && r > self.start)
         {
-            return Err(SimError::param("drag release time T2", "must be finite and > T0"));
+            return Err(SimError::param(
+                "drag release time T2",
+                "must be finite and > T0",
+            ));
         }
         Ok(())
     }
@@ -101,16 +110,22 @@ impl FromStr for Drag {
         if !(4..=5).contains(&parts.len()) {
             return Err(format!("`{s}`: {usage}"));
         }
-        let particle = parts[0]
-            .parse::<usize>()
-            .map_err(|_| format!("`{s}`: particle index `{}` is not a non-negative integer", parts[0]))?;
+        let particle = parts[0].parse::<usize>().map_err(|_| {
+            format!(
+                "`{s}`: particle index `{}` is not a non-negative integer",
+                parts[0]
+            )
+        })?;
         let xyz: Vec<f64> = parts[1]
             .split(',')
             .map(|c| c.trim().parse::<f64>())
             .collect::<Result<_, _>>()
             .map_err(|_| format!("`{s}`: target `{}` is not three numbers X,Y,Z", parts[1]))?;
         let [x, y, z] = xyz[..] else {
-            return Err(format!("`{s}`: target `{}` is not three numbers X,Y,Z", parts[1]));
+            return Err(format!(
+                "`{s}`: target `{}` is not three numbers X,Y,Z",
+                parts[1]
+            ));
         };
         let time = |i: usize, name: &str| {
             parts[i]
