@@ -99,7 +99,7 @@ pub struct RunArgs {
     /// A still ball x,y,z,r (m).
     #[arg(long, allow_hyphen_values = true)]
     pub ball: Option<BallArg>,
-    /// A scripted drag, I:X,Y,Z:T0:T1[:T2] (repeatable): at T0 s grab particle I (row-major),
+    /// A scripted drag, `I:X,Y,Z:T0:T1[:T2]` (repeatable): at T0 s grab particle I (row-major),
     /// move its target on a line from where it is to the point X,Y,Z (m), arriving at T1,
     /// hold it there, let go at T2 (never if omitted) — what a mouse drag in the app does.
     #[arg(long, value_name = "I:X,Y,Z:T0:T1[:T2]", allow_hyphen_values = true)]
