@@ -125,7 +125,9 @@ pub struct StepStats {
     /// Direct solvers: whether the symbolic analysis was redone this step (topology, pins
     /// or, for the strain-limit solver, the set of rows changed).
     pub symbolic_analysis: bool,
-    /// The position pass met the tolerance.
+    /// The step met its tolerance in the state it ended in: the position pass converged
+    /// and nothing after it (the contact projection, gliders) moved a constraint outside
+    /// it ([`StepStats::ended_outside`]; set false by [`crate::sim::World::finish_step`]).
     pub converged: bool,
     /// The position pass stopped at the iteration cap without meeting the tolerance.
     pub capped: bool,

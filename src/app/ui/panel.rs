@@ -426,8 +426,10 @@ fn readouts_section(ui: &mut egui::Ui, state: &SimState) {
             "tolerance met".to_string()
         } else if s.hard_capped {
             "safety cap hit".to_string()
-        } else {
+        } else if s.capped {
             "iteration cap hit".to_string()
+        } else {
+            "tolerance missed after the solve (contact or gliders moved particles)".to_string()
         });
         if s.solver == SolverKind::StrainLimit {
             ui.label(format!(
