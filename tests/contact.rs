@@ -29,7 +29,10 @@ fn outside(world: &mut World, kind: SolverKind, steps: usize) -> (Vec<StepStats>
 fn converged_is_false_whenever_the_final_strain_exceeds_the_tolerance() {
     let tol = 1e-4;
     let mut missed = 0;
-    for (preset, w, h) in [(ScenePreset::Drape, 16, 16), (ScenePreset::CurtainRod, 13, 10)] {
+    for (preset, w, h) in [
+        (ScenePreset::Drape, 16, 16),
+        (ScenePreset::CurtainRod, 13, 10),
+    ] {
         for kind in [
             SolverKind::Iterative,
             SolverKind::Strips,
