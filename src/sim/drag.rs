@@ -198,9 +198,8 @@ impl DragScript {
             }
         } else if let Some(k) = self.active {
             let d = self.drags[k];
-            if let Some(from) = self.from[k] {
-                world.set_grab_target(d.target_at(from, t_end));
-            }
+            let from = self.from[k].expect("set when the drag grabbed");
+            world.set_grab_target(d.target_at(from, t_end));
         }
         Ok(())
     }

@@ -89,15 +89,27 @@ impl fmt::Display for SolverKind {
 impl FromStr for SolverKind {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        SolverKind::ALL
-            .into_iter()
-            .find(|k| k.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| {
-                let names: Vec<_> = SolverKind::ALL.iter().map(|k| k.name()).collect();
-                format!(
-                    "unknown solver `{s}` (expected one of: {})",
-                    names.join(", ")
-                )
-            })
+        parse_named(&SolverKind::ALL, SolverKind::name, "solver", s)
     }
+}
+
+/// The entry of `all` whose `name` is `s` (ASCII case ignored), or an error that lists
+/// every name: the parser behind the `FromStr` of the named choices ([`SolverKind`],
+/// [`crate::sim::ScenePreset`]).
+pub(crate) fn parse_named<T: Copy>(
+    all: &[T],
+    name: fn(T) -> &'static str,
+    what: &str,
+    s: &str,
+) -> Result<T, String> {
+    all.iter()
+        .copied()
+        .find(|&k| name(k).eq_ignore_ascii_case(s))
+        .ok_or_else(|| {
+            let names: Vec<_> = all.iter().map(|&k| name(k)).collect();
+            format!(
+                "unknown {what} `{s}` (expected one of: {})",
+                names.join(", ")
+            )
+        })
 }

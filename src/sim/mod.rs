@@ -71,15 +71,14 @@ pub struct World {
 }
 
 /// The state a step may change, kept by [`World::begin_step`] so that a failed step can be
-/// undone: positions and velocities (every phase), inverse masses, the locked taut chains
-/// and the static set's version (the forces phase), and the ball (the end of the step).
+/// undone: positions and velocities (every phase), inverse masses and the locked taut
+/// chains (the forces phase), and the ball (the end of the step).
 #[derive(Debug, Clone, Default)]
 struct Snapshot {
     x: Vec<DVec3>,
     v: Vec<DVec3>,
     inv_mass: Vec<f64>,
     locked: Vec<usize>,
-    static_version: u64,
     ball: Option<Ball>,
     /// Topology and particle count of the cloth the step began with.
     topology: u64,
@@ -302,8 +301,7 @@ impl World {
         self.expect(Stage::Idle, "begin_step")?;
         self.params.validate()?;
         let p = &self.cloth.particles;
-        let bad = first_non_finite(&p.x, "position").or_else(|| first_non_finite(&p.v, "velocity"));
-        if let Some((what, particle)) = bad {
+        if let Some((what, particle)) = first_non_finite(p) {
             return Err(SimError::NonFiniteState { what, particle });
         }
         let s = &mut self.saved;
@@ -311,11 +309,9 @@ impl World {
         s.v.clone_from(&p.v);
         s.inv_mass.clone_from(&p.inv_mass);
         s.locked.clone_from(&self.locked);
-        s.static_version = self.cloth.static_version();
         s.ball = self.params.ball;
         s.topology = self.cloth.topology.id();
         s.len = self.cloth.len();
-        self.ball_end = None;
         self.current = Some(StepStats::new(self.steps, solver));
         self.stage = Stage::Phase(0);
         Ok(())
@@ -348,8 +344,10 @@ impl World {
         self.saved.topology == self.cloth.topology.id() && self.saved.len == self.cloth.len()
     }
 
-    /// Put back the state snapshotted by [`World::begin_step`].
+    /// Put back the state snapshotted by [`World::begin_step`] and drop the ball's
+    /// end-of-step position the failed step computed.
     fn restore(&mut self) {
+        self.ball_end = None;
         let s = &self.saved;
         let p = &mut self.cloth.particles;
         p.x.clone_from(&s.x);
@@ -374,10 +372,8 @@ impl World {
             .position(|&p| p == phase)
             .expect("every phase is in Phase::ORDER");
         self.expect(Stage::Phase(k), phase.name())?;
-        let began = self.current.as_ref().map(|s| s.solver);
-        if let Some(began) = began
-            && began != solver.kind()
-        {
+        let began = self.current.as_ref().expect("step in progress").solver;
+        if began != solver.kind() {
             return Err(SimError::SolverMismatch {
                 began,
                 got: solver.kind(),
@@ -481,9 +477,10 @@ impl World {
         }
         let stats = self.current.as_mut().expect("step in progress");
         *stats.timings.slot(phase) += start.elapsed();
-        self.stage = match Phase::ORDER.get(k + 1) {
-            Some(_) => Stage::Phase(k + 1),
-            None => Stage::Finish,
+        self.stage = if k + 1 < Phase::ORDER.len() {
+            Stage::Phase(k + 1)
+        } else {
+            Stage::Finish
         };
         Ok(())
     }
@@ -501,12 +498,34 @@ impl World {
             .current
             .take()
             .expect("a step in progress has statistics");
+        let (max, mean) = match self.end_state_check() {
+            Ok(strain) => strain,
+            Err(e) => {
+                self.restore();
+                return Err(e);
+            }
+        };
+        if let Some(b) = self.ball_end.take() {
+            self.params.ball = Some(b);
+        }
+        stats.max_strain = max;
+        stats.mean_strain = mean;
+        // "Tolerance met" is a statement about the state the step ends in: the contact
+        // projection and the gliders move particles after the position pass has converged.
+        if stats.ended_outside(self.params.tolerance) {
+            stats.converged = false;
+        }
+        self.time += self.params.dt;
+        self.steps += 1;
+        Ok(stats)
+    }
+
+    /// Why the state a step ended in must be undone, if it must: non-finite, or diverged
+    /// (see [`World::finish_step`]); else its largest and mean strain.
+    fn end_state_check(&self) -> Result<(f64, f64), SimError> {
         let step = self.steps;
         let p = &self.cloth.particles;
-        let bad = first_non_finite(&p.x, "position").or_else(|| first_non_finite(&p.v, "velocity"));
-        if let Some((what, particle)) = bad {
-            self.restore();
-            self.ball_end = None;
+        if let Some((what, particle)) = first_non_finite(p) {
             return Err(SimError::NonFinite {
                 step,
                 what,
@@ -527,29 +546,15 @@ impl World {
         } else {
             None
         };
-        if let Some((what, value, limit)) = diverged {
-            self.restore();
-            self.ball_end = None;
-            return Err(SimError::Diverged {
+        match diverged {
+            Some((what, value, limit)) => Err(SimError::Diverged {
                 step,
                 what,
                 value,
                 limit,
-            });
+            }),
+            None => Ok((max, mean)),
         }
-        if let Some(b) = self.ball_end.take() {
-            self.params.ball = Some(b);
-        }
-        stats.max_strain = max;
-        stats.mean_strain = mean;
-        // "Tolerance met" is a statement about the state the step ends in: the contact
-        // projection and the gliders move particles after the position pass has converged.
-        if stats.ended_outside(self.params.tolerance) {
-            stats.converged = false;
-        }
-        self.time += self.params.dt;
-        self.steps += 1;
-        Ok(stats)
     }
 
     /// One full step: [`World::begin_step`], every phase of [`Phase::ORDER`] with
@@ -575,11 +580,15 @@ impl World {
 }
 
 /// The first particle whose value in `values` is not finite, named `what`.
-fn first_non_finite(values: &[DVec3], what: &'static str) -> Option<(&'static str, usize)> {
-    values
-        .iter()
-        .position(|x| !x.is_finite())
-        .map(|i| (what, i))
+/// The first non-finite position, else the first non-finite velocity: what and where.
+fn first_non_finite(p: &Particles) -> Option<(&'static str, usize)> {
+    let first = |values: &[DVec3], what| {
+        values
+            .iter()
+            .position(|x| !x.is_finite())
+            .map(|i| (what, i))
+    };
+    first(&p.x, "position").or_else(|| first(&p.v, "velocity"))
 }
 
 /// Keep dynamic glider particles on their rods: remove velocity (and, given `accel`,

@@ -12,6 +12,7 @@ use super::World;
 use super::cloth::{Cloth, GridSpec, Orientation};
 use super::dof::Glider;
 use super::error::SimError;
+use super::kind::parse_named;
 use super::params::{Ball, SimParams};
 
 /// Which particles start pinned.
@@ -144,16 +145,7 @@ impl fmt::Display for ScenePreset {
 impl FromStr for ScenePreset {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        ScenePreset::ALL
-            .into_iter()
-            .find(|p| p.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| {
-                let names: Vec<_> = ScenePreset::ALL.iter().map(|p| p.name()).collect();
-                format!(
-                    "unknown scene `{s}` (expected one of: {})",
-                    names.join(", ")
-                )
-            })
+        parse_named(&ScenePreset::ALL, ScenePreset::name, "scene", s)
     }
 }
 

@@ -140,7 +140,7 @@ impl StrainLimitSolver {
             if self.dof[i] != Dof::Free {
                 continue; // the rod holds a glider; contacts do not constrain it further
             }
-            let pv = crate::sim::kernels::preview(p.x[i], p.v[i], ctx.accel[i], h);
+            let pv = kernels::preview(p.x[i], p.v[i], ctx.accel[i], h);
             if let Some(b) = ctx.ball_end {
                 let d = pv - b.center;
                 let l = d.length();
@@ -386,8 +386,8 @@ impl StrainLimitSolver {
         for (j, &e) in self.rows.iter().enumerate() {
             let [a, b] = t.edges[e as usize];
             let (a, b) = (a as usize, b as usize);
-            let pa = crate::sim::kernels::preview(p.x[a], p.v[a], ctx.accel[a], h);
-            let pb = crate::sim::kernels::preview(p.x[b], p.v[b], ctx.accel[b], h);
+            let pa = kernels::preview(p.x[a], p.v[a], ctx.accel[a], h);
+            let pb = kernels::preview(p.x[b], p.v[b], ctx.accel[b], h);
             let d = pb - pa;
             let len = d.length();
             let (lo, hi) = limits(ctx, t.rest[e as usize]);
