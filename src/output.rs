@@ -191,10 +191,10 @@ fn write_through(path: &Path, bytes: &[u8]) -> io::Result<()> {
 
 /// Write `bytes` to `path` atomically (see the module docs).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    if let Target::Through(p) = target(path)? {
-        return write_through(&p, bytes);
-    }
     let file = AtomicFile::new(path, "")?;
+    if let Target::Through(p) = &file.target {
+        return write_through(p, bytes);
+    }
     {
         let mut f = file.create()?;
         f.write_all(bytes)?;

@@ -331,29 +331,7 @@ fn check_flags(args: &RunArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// The flag a [`SimError::InvalidParameter`] from building a `run` world refers to.
-fn flag_of(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "slack" => "--slack",
-        "perturb" => "--perturb",
-        "size" => "--size",
-        "mass" => "--mass",
-        "ball" | "ball.radius" => "--ball",
-        "gravity" => "--gravity",
-        "wind.velocity" => "--wind",
-        "tolerance" => "--tolerance",
-        "max_iterations" => "--max-iterations",
-        "verlet_passes" => "--verlet-passes",
-        "sle_max_solves" => "--max-solves",
-        "newton_max_steps" => "--newton-steps",
-        "strain_limits.stretch" => "--limit-stretch",
-        "strain_limits.compress" => "--limit-compress",
-        "strain_limits.passes" => "--limit-passes",
-        _ => return None,
-    })
-}
-
-/// Build the world a `run` describes (shared with `bench`). Every flag is checked first
+/// Build the world a `run` describes. Every flag is checked first
 /// and errors name the flag; what only the built scene can tell (an index in `--pin`, a
 /// preset's ball at a tiny `--size`) is reported with the flag where one applies.
 pub fn build_world(args: &RunArgs) -> Result<World, String> {
@@ -401,10 +379,11 @@ pub fn build_world(args: &RunArgs) -> Result<World, String> {
                 args.size, args.scene
             )
         }
-        SimError::InvalidParameter { name, reason } => match flag_of(name) {
-            Some(flag) => format!("{flag}: {reason}"),
-            None => e.to_string(),
-        },
+        // Every other flag was checked against its description by `check_flags`; only
+        // `--perturb`'s upper bound is the scene's own.
+        SimError::InvalidParameter { name, reason } if *name == "perturb" => {
+            format!("--perturb: {reason}")
+        }
         SimError::ParticleOutOfRange { .. } => format!("--pin: {e}"),
         _ => e.to_string(),
     })?;
@@ -419,6 +398,11 @@ pub fn build_world(args: &RunArgs) -> Result<World, String> {
 /// 1/30 s are 3.8 days of simulated time).
 pub const MAX_STEPS: u64 = 10_000_000;
 
+/// Where `--obj-dir` gets the frame of `step`.
+fn obj_path(dir: &Path, step: u64) -> PathBuf {
+    dir.join(format!("frame_{step:06}.obj"))
+}
+
 fn write_obj(dir: &Path, step: u64, world: &World) -> std::io::Result<()> {
     let mut s = String::with_capacity(world.cloth.len() * 40);
     s.push_str(&format!("# impulse-cloth step {step}\n"));
@@ -428,7 +412,7 @@ fn write_obj(dir: &Path, step: u64, world: &World) -> std::io::Result<()> {
     for t in &world.cloth.topology.triangles {
         s.push_str(&format!("f {} {} {}\n", t[0] + 1, t[1] + 1, t[2] + 1));
     }
-    write_atomic(&dir.join(format!("frame_{step:06}.obj")), s.as_bytes())
+    write_atomic(&obj_path(dir, step), s.as_bytes())
 }
 
 /// One frame of `substeps` world steps, with statistics merged over the substeps: times and
@@ -626,7 +610,7 @@ fn check_outputs(args: &RunArgs) -> Result<(), String> {
     if let Some(d) = &args.obj_dir {
         fs::create_dir_all(d)
             .map_err(|e| format!("--obj-dir: cannot create {}: {e}", d.display()))?;
-        check_writable(&d.join("frame_000000.obj")).map_err(|e| format!("--obj-dir: {e}"))?;
+        check_writable(&obj_path(d, 0)).map_err(|e| format!("--obj-dir: {e}"))?;
         // Created just now, the directory may be what --json named by another spelling.
         if let Some(p) = &args.json {
             check_writable(p).map_err(|e| format!("--json: {e}"))?;
