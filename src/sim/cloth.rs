@@ -190,8 +190,12 @@ impl Topology {
     /// The cloth's size at rest, m: its longer side, (max(W, H) − 1) times the longest
     /// rest length (at least one rest length). The scale of [`crate::sim::MAX_SANE_TRAVEL`].
     pub fn rest_extent(&self) -> f64 {
-        let longest = self.rest.iter().copied().fold(0.0, f64::max);
-        (self.width.max(self.height).saturating_sub(1)).max(1) as f64 * longest
+        (self.width.max(self.height).saturating_sub(1)).max(1) as f64 * self.longest_rest()
+    }
+
+    /// The longest rest length, m: the grid's spacing.
+    pub fn longest_rest(&self) -> f64 {
+        self.rest.iter().copied().fold(0.0, f64::max)
     }
 
     /// Number of structural constraints.
@@ -442,11 +446,24 @@ impl Cloth {
         self.static_version = fresh_identity();
     }
 
-    /// Make particle `i` static while it is held (grabbed or locked in a taut chain): its
-    /// inverse mass becomes 0.
-    pub(crate) fn hold(&mut self, i: usize) {
-        self.particles.inv_mass[i] = 0.0;
+    /// Give particle `i` the inverse mass `inv_mass` while it is held by the user: 0 (static)
+    /// for a pinned particle, the hand's for any other ([`super::grab`]).
+    pub(crate) fn hold(&mut self, i: usize, inv_mass: f64) {
+        self.particles.inv_mass[i] = if self.particles.pinned[i] {
+            0.0
+        } else {
+            inv_mass
+        };
         self.statics_changed();
+    }
+
+    /// Total mass of the cloth, kg: every particle's own mass, pinned or not.
+    pub fn total_mass(&self) -> f64 {
+        self.particles
+            .base_inv_mass
+            .iter()
+            .map(|&k| if k > 0.0 { 1.0 / k } else { 0.0 })
+            .sum()
     }
 
     /// Let go of particle `i`: a pinned particle stays static and stops, any other gets its

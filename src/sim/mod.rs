@@ -13,6 +13,7 @@ pub mod dof;
 pub mod drag;
 pub mod error;
 pub mod forces;
+pub mod grab;
 pub mod kernels;
 pub mod kind;
 pub mod params;
@@ -30,20 +31,12 @@ pub use cloth::{CacheKey, Cloth, GridSpec, Orientation, Particles, Topology};
 pub use dof::{Dof, Glider};
 pub use drag::{Drag, DragScript};
 pub use error::SimError;
+pub use grab::{Grab, Reach};
 pub use kind::SolverKind;
 pub use params::{Ball, BallMotion, ImpulseDirection, SimParams, SpringParams, StrainLimits, Wind};
 pub use scene::{PinSpec, ScenePreset, SceneSpec};
 pub use solver::{ContactModel, Solver, StepCtx};
 pub use stats::{Phase, PhaseTimings, StepStats};
-
-/// A particle held by the user (001 §5 treats user-held nodes as constrained nodes).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Grab {
-    /// The particle.
-    pub particle: usize,
-    /// Where it should be at the end of the next step, m.
-    pub target: DVec3,
-}
 
 /// The simulated world: cloth, parameters, colliders, time, and per-step scratch.
 #[derive(Debug, Clone)]
@@ -57,6 +50,10 @@ pub struct World {
     /// Steps taken.
     pub steps: u64,
     grab: Option<Grab>,
+    /// The held particle's reach from the static particles ([`grab`]).
+    reach: Reach,
+    /// Where the held particle was last sent: the target projected onto its reach.
+    grab_goal: Option<DVec3>,
     gliders: Vec<Glider>,
     accel: Vec<DVec3>,
     scratch: Vec<DVec3>,
@@ -144,6 +141,8 @@ impl World {
             time: 0.0,
             steps: 0,
             grab: None,
+            reach: Reach::default(),
+            grab_goal: None,
             gliders: Vec::new(),
             accel: Vec::new(),
             scratch: Vec::new(),
@@ -160,9 +159,17 @@ impl World {
         self.grab
     }
 
+    /// Where the held particle was sent in the last step: its target projected onto what
+    /// the static particles let it reach ([`grab`]). It differs from the target when the
+    /// user pulls beyond the cloth's reach.
+    pub fn grab_goal(&self) -> Option<DVec3> {
+        self.grab.and(self.grab_goal)
+    }
+
     /// Hold particle `i` and move it towards `target` (see [`World::set_grab_target`]).
-    /// While held the particle is kinematic (inverse mass 0); the rest of the cloth
-    /// responds only through the constraints.
+    /// While held the particle is a heavy hand ([`grab::HAND_MASS_RATIO`] times the cloth's
+    /// mass) sent to the target each step, which the constraints stop short where the
+    /// cloth cannot reach; a pinned particle is moved kinematically ([`grab`]).
     pub fn start_grab(&mut self, i: usize, target: DVec3) -> Result<(), SimError> {
         if i >= self.cloth.len() {
             return Err(SimError::ParticleOutOfRange {
@@ -178,7 +185,8 @@ impl World {
             particle: i,
             target,
         });
-        self.cloth.hold(i);
+        self.grab_goal = None;
+        self.cloth.hold(i, self.hand_inv_mass());
         Ok(())
     }
 
@@ -199,6 +207,11 @@ impl World {
         {
             self.cloth.let_go(g.particle);
         }
+    }
+
+    /// Inverse mass of the hand ([`grab::HAND_MASS_RATIO`] times the cloth's mass).
+    fn hand_inv_mass(&self) -> f64 {
+        1.0 / (grab::HAND_MASS_RATIO * self.cloth.total_mass())
     }
 
     /// Particles currently static because they lie inside a taut chain ([`taut`]).
@@ -394,13 +407,23 @@ impl World {
                 if self.grab.is_some_and(|g| g.particle >= self.cloth.len()) {
                     self.grab = None; // left over from a replaced cloth
                 }
+                let hand = self.hand_inv_mass();
                 if let Some(g) = self.grab {
-                    // Static since `start_grab` (which changed the static set); this only
-                    // undoes an unpin of the held particle since, so the set the solvers
-                    // last saw is unchanged.
+                    // The hand's mass since `start_grab` (which changed the static set);
+                    // this only restores it after a pin or unpin of the held particle,
+                    // which changed the set itself.
+                    let i = g.particle;
+                    self.reach.update(&self.cloth, i);
+                    if let Some(goal) = self.grab_goal {
+                        let spacing = self.cloth.topology.longest_rest();
+                        self.reach
+                            .learn(goal, &self.cloth.particles.x, i, spacing, h);
+                    }
                     let p = &mut self.cloth.particles;
-                    p.inv_mass[g.particle] = 0.0;
-                    p.v[g.particle] = (g.target - p.x[g.particle]) / h;
+                    p.inv_mass[i] = if p.pinned[i] { 0.0 } else { hand };
+                    let goal = self.reach.project(&p.x, g.target);
+                    self.grab_goal = Some(goal);
+                    p.v[i] = (goal - p.x[i]) / h;
                 }
                 forces::external_accelerations(
                     &self.cloth,
@@ -408,6 +431,11 @@ impl World {
                     self.time,
                     &mut self.accel,
                 );
+                if let Some(g) = self.grab {
+                    // The hand carries the particle's weight and the wind on it, so that
+                    // its preview lands on the goal.
+                    self.accel[g.particle] = DVec3::ZERO;
+                }
                 forces::spring_impulses(&mut self.cloth, &self.params, &mut self.scratch);
                 hold_on_rods(
                     &self.gliders,

@@ -1,0 +1,304 @@
+//! The user's grab: a hand that yields.
+//!
+//! A kinematic grab — the held particle goes wherever the cursor goes — makes the distance
+//! constraints infeasible as soon as the cursor leaves the region the pinned cloth can
+//! reach, and every solver then stretches the cloth (measured on the app's hanging cloth,
+//! docs/results.md: strains of 8 to 26 with the held particle dragged 2 m below the pins).
+//! Inextensible cloth must stop the hand instead. Two parts do that:
+//!
+//! 1. **The target is projected onto the pins' reach.** No state that meets the distance
+//!    constraints puts a particle farther from a static particle than the shortest path of
+//!    constraint edges between them, at rest length (on the grid: the Manhattan distance in
+//!    spacings — the bar net shears freely, so the straight rest distance is not a bound).
+//!    These are the long-range attachments of Kim, Chentanez and Müller (2012), used here to
+//!    bound the hand: the target is moved into the intersection of the balls around every
+//!    static particle with those radii ([`Reach`]). Where several pins pull against each
+//!    other (the hanging cloth's two corners) the balls over-estimate the reach; where the
+//!    cloth then stops the hand, the radii of the pins it pulls against are cut to just
+//!    inside where it stopped ([`Reach::learn`]), so the hand rests with the cloth slightly
+//!    slack instead of pressing it taut every step (a taut chain between two fixed ends
+//!    makes the constraint problem degenerate, see [`super::taut`]).
+//! 2. **The held particle is a heavy hand, not a static one.** Its mass becomes
+//!    [`HAND_MASS_RATIO`] times the cloth's and its velocity is set each step so that the
+//!    preview lands on the target; the distance constraints are solved with it like with any
+//!    other particle. Pins have infinite mass, the hand only a large one, so wherever the
+//!    balls of part 1 over-estimate the reach (several pins whose paths interact, such as the
+//!    hanging cloth's two corners), the constraints hold the hand back rather than stretch:
+//!    every impulse solver's problem stays feasible. Where the target is within reach, the
+//!    hand gets there up to the cloth's pull on it: the tension T that the rest of the cloth
+//!    puts on it moves it by h²·T/M per step (T ≈ the cloth's weight, M = 100 × its mass:
+//!    h²·g/100, 3 µm at h = 1/60 s).
+//!
+//! Pinned particles stay static when grabbed: they follow the (projected) target
+//! kinematically, which is how a pin is moved.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use glam::DVec3;
+
+use super::cloth::{CacheKey, Cloth};
+
+/// Mass of the hand as a multiple of the cloth's total mass: large enough that the cloth's
+/// pull moves it by a negligible h²·g/100 per step, small enough that a pin (infinite mass)
+/// still wins every contest and the solvers' matrices stay well scaled (inverse masses 10⁴–
+/// 10⁷ times the cloth particles', like a pin to within round-off of the tolerance).
+pub const HAND_MASS_RATIO: f64 = 100.0;
+
+/// Relative shrink of the path lengths that bound the reach from outside: a goal on that
+/// bound would need a straight, taut chain of edges. Small, so that grabbing a particle of
+/// a cloth that hangs straight from its pins (a curtain's bottom row) does not lift it
+/// (1 mm on a 1 m curtain).
+pub const REACH_MARGIN: f64 = 1e-3;
+
+/// Relative set-back from where the cloth stopped the hand ([`Reach::learn`]): the hand
+/// rests at 97 % of its distance from the pins it pulls against, where a chain of N edges
+/// still sags by ≈ N·L·√(3·0.03/8) ≈ 10 % of its length and its tension stays finite.
+/// Measured on the app's hanging 30×30 with a drag 2 m beyond reach (240 frames of 1/60 s,
+/// tolerance 1e-4): a set-back of 1 % left strips capped at 20 000 sweeps in 28 frames
+/// and Newton at 53 ms per frame; 3 % left 8 capped frames and 34 ms.
+pub const SETBACK: f64 = 3e-2;
+
+/// A step whose hand ends farther than this from its goal, relative to the cloth's
+/// spacing, was stopped by the cloth (the pull of a reachable goal moves it by h²·g/100,
+/// micrometres): its end position marks the edge of the reach ([`Reach::learn`]).
+const BLOCKED: f64 = 1e-2;
+
+/// How fast a learned radius grows back towards its path length, relative per second: a
+/// hand that stopped pressing on the cloth probes again, a few percent at a time.
+const RELAX_RATE: f64 = 0.1;
+
+/// Rounds of cyclic projection onto the balls; what is left outside after them (the balls'
+/// intersection is thin where two pins pull against each other) is for the hand's mass to
+/// resolve.
+const PROJECTION_ROUNDS: usize = 64;
+
+/// A particle held by the user (001 §5 treats user-held nodes as constrained nodes).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Grab {
+    /// The particle.
+    pub particle: usize,
+    /// Where the user wants it, m (the cursor). Where it is sent is this point projected
+    /// onto the pins' reach ([`Reach::project`]).
+    pub target: DVec3,
+}
+
+/// How far the held particle may be from each static particle: the length of the shortest
+/// path of constraint edges between them at rest, and what the cloth has shown it allows.
+#[derive(Debug, Clone, Default)]
+pub struct Reach {
+    /// The cloth and particle the radii are for.
+    key: Option<(CacheKey, usize)>,
+    /// Static particles connected to the held one (the others do not bound it).
+    anchors: Vec<Anchor>,
+}
+
+/// A static particle and how far from it the hand may go.
+#[derive(Debug, Clone, Copy)]
+struct Anchor {
+    particle: usize,
+    /// Shortest path of constraint edges to the held particle at rest, m.
+    path: f64,
+    /// The radius the hand is kept within, m: the path × (1 − [`REACH_MARGIN`]), or less
+    /// where the cloth stopped the hand ([`Reach::learn`]).
+    radius: f64,
+}
+
+impl Reach {
+    /// Recompute the path lengths if the cloth's topology or static set or the held
+    /// particle changed since the last call.
+    pub fn update(&mut self, cloth: &Cloth, held: usize) {
+        let key = (cloth.cache_key(), held);
+        if self.key == Some(key) {
+            return;
+        }
+        self.key = Some(key);
+        self.anchors.clear();
+        let dist = path_lengths(cloth, held);
+        let k = cloth.particles.inv_mass();
+        for (i, &d) in dist.iter().enumerate() {
+            if i != held && k[i] == 0.0 && d.is_finite() {
+                let radius = d * (1.0 - REACH_MARGIN);
+                self.anchors.push(Anchor {
+                    particle: i,
+                    path: d,
+                    radius,
+                });
+            }
+        }
+    }
+
+    /// Static particles and their path lengths from the held particle, m.
+    pub fn anchors(&self) -> impl Iterator<Item = (usize, f64)> + '_ {
+        self.anchors.iter().map(|a| (a.particle, a.path))
+    }
+
+    /// The balls bound the reach from outside; where several pins pull against each other
+    /// the true reach is smaller, and a goal between the two makes the hand press the cloth
+    /// taut against the pins: feasible, but the degenerate problem the solvers crawl on
+    /// ([`super::taut`]; measured: strips capped at 20 000 sweeps in every such step on
+    /// the app's hanging cloth). So when the last step ended with the hand (at `x_end`)
+    /// short of its goal by more than [`BLOCKED`] spacings, every anchor the hand was
+    /// pulling away from has its radius cut to the hand's distance from it, less
+    /// [`SETBACK`]: the hand then rests just inside the reach, the cloth slack by the
+    /// margin, instead of pressing on it every step. Radii grow back by [`RELAX_RATE`] per
+    /// second, so a held hand probes the edge again now and then. `x` holds the positions,
+    /// `h` is the step that just ended.
+    pub fn learn(&mut self, goal: DVec3, x: &[DVec3], held: usize, spacing: f64, h: f64) {
+        let grow = 1.0 + RELAX_RATE * h;
+        for a in &mut self.anchors {
+            a.radius = (a.radius * grow).min(a.path * (1.0 - REACH_MARGIN));
+        }
+        let x_end = x[held];
+        let short = goal - x_end;
+        if !(short.length() > BLOCKED * spacing) {
+            return;
+        }
+        for a in &mut self.anchors {
+            let out = x_end - x[a.particle];
+            if short.dot(out) > 0.0 {
+                a.radius = a.radius.min(out.length() * (1.0 - SETBACK));
+            }
+        }
+    }
+
+    /// `target` moved into the intersection of the balls around every anchor (at its
+    /// position in `x`), by cyclic projection. Unchanged when it is inside already.
+    pub fn project(&self, x: &[DVec3], target: DVec3) -> DVec3 {
+        let mut p = target;
+        for _ in 0..PROJECTION_ROUNDS {
+            let mut moved = false;
+            for a in &self.anchors {
+                let c = x[a.particle];
+                let off = p - c;
+                let len = off.length();
+                if len > a.radius {
+                    p = c + off * (a.radius / len);
+                    moved = true;
+                }
+            }
+            if !moved {
+                break;
+            }
+        }
+        p
+    }
+}
+
+/// Length of the shortest path of constraint edges (at rest length) from `from` to every
+/// particle; infinite where there is none. Paths do not pass through static particles: a
+/// pin bounds what lies beyond it by itself.
+pub fn path_lengths(cloth: &Cloth, from: usize) -> Vec<f64> {
+    let t = &cloth.topology;
+    let n = cloth.len();
+    let k = cloth.particles.inv_mass();
+    // Adjacency in compressed rows.
+    let mut start = vec![0u32; n + 1];
+    for e in &t.edges {
+        start[e[0] as usize + 1] += 1;
+        start[e[1] as usize + 1] += 1;
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut adj = vec![(0u32, 0.0f64); 2 * t.edges.len()];
+    for (e, &[a, b]) in t.edges.iter().enumerate() {
+        let r = t.rest[e];
+        adj[fill[a as usize] as usize] = (b, r);
+        fill[a as usize] += 1;
+        adj[fill[b as usize] as usize] = (a, r);
+        fill[b as usize] += 1;
+    }
+    let mut dist = vec![f64::INFINITY; n];
+    let mut heap = BinaryHeap::new();
+    dist[from] = 0.0;
+    heap.push(Entry(0.0, from));
+    while let Some(Entry(d, i)) = heap.pop() {
+        if d > dist[i] || (i != from && k[i] == 0.0) {
+            continue;
+        }
+        for &(j, r) in &adj[start[i] as usize..start[i + 1] as usize] {
+            let j = j as usize;
+            let nd = d + r;
+            if nd < dist[j] {
+                dist[j] = nd;
+                heap.push(Entry(nd, j));
+            }
+        }
+    }
+    dist
+}
+
+/// A heap entry ordered by smallest distance first.
+#[derive(PartialEq)]
+struct Entry(f64, usize);
+
+impl Eq for Entry {}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl Ord for Entry {
+    fn cmp(&self, o: &Self) -> Ordering {
+        o.0.total_cmp(&self.0).then(o.1.cmp(&self.1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::cloth::GridSpec;
+
+    fn grid(w: usize, h: usize) -> Cloth {
+        Cloth::grid(&GridSpec {
+            width: w,
+            height: h,
+            ..GridSpec::default()
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn path_lengths_are_manhattan_on_the_grid() {
+        let mut c = grid(7, 5);
+        let l = c.topology.rest[0];
+        let d = path_lengths(&c, 0);
+        for r in 0..5 {
+            for col in 0..7 {
+                let want = (r + col) as f64 * l;
+                assert!((d[r * 7 + col] - want).abs() < 1e-12 * want.max(1.0));
+            }
+        }
+        // A static particle blocks paths through it: with the whole column 3 pinned, the
+        // far side is unreachable except through the pins themselves.
+        for r in 0..5 {
+            c.set_pinned(r * 7 + 3, true).unwrap();
+        }
+        let d = path_lengths(&c, 0);
+        assert!(d[3].is_finite() && d[4].is_infinite());
+    }
+
+    #[test]
+    fn projection_lands_inside_every_ball_and_keeps_reachable_targets() {
+        let mut c = grid(10, 10);
+        c.set_pinned(0, true).unwrap();
+        c.set_pinned(9, true).unwrap();
+        let held = 95;
+        let mut reach = Reach::default();
+        reach.update(&c, held);
+        assert_eq!(reach.anchors().count(), 2);
+        let x = &c.particles.x;
+        let near = x[held] + DVec3::new(0.0, 0.0, 0.01);
+        assert_eq!(reach.project(x, near), near);
+        let far = x[held] + DVec3::new(0.0, -5.0, 3.0);
+        let p = reach.project(x, far);
+        for (i, d) in reach.anchors() {
+            assert!(p.distance(x[i]) <= d * (1.0 - REACH_MARGIN) * (1.0 + 1e-9));
+        }
+        assert!(p.distance(far) > 4.0);
+    }
+}
