@@ -619,3 +619,133 @@ fn bad_drags_are_refused_with_the_flag() {
         assert!(err.contains(why), "{drag}: {err}");
     }
 }
+
+/// `bench app` at its smallest: every scene with the one solver asked for, at both
+/// tolerances, in a table with the documented columns; each row is the `run` its flags in
+/// bench.json describe (the same worst strain and iterations, bit for bit, on one thread),
+/// and the built-in drag of every pinned scene holds its particle beyond reach, so its
+/// strain is far above the tolerance.
+#[test]
+fn bench_app_rows_are_runs_of_their_flags() {
+    let dir = tmp_dir("bench-app");
+    let out = bin()
+        .args([
+            "bench",
+            "app",
+            "--grids",
+            "10",
+            "--steps",
+            "5",
+            "--only",
+            "strips",
+            "--threads",
+            "1",
+            "--out",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = std::fs::read_to_string(dir.join("bench.md")).unwrap();
+    let header = "| scene | grid | solver | tolerance | step | ms/frame mean | p95 | \
+                  iterations/frame | max strain | steps over tolerance | drag held | status |";
+    assert!(md.contains(header), "{md}");
+    let rows: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.contains("10×10"))
+        .collect();
+    assert_eq!(rows.len(), 8, "{md}");
+    for (scene, row) in [
+        "hanging", "hanging", "curtain", "curtain", "drape", "drape", "flag", "flag",
+    ]
+    .iter()
+    .zip(&rows)
+    {
+        assert!(
+            row.starts_with(&format!("| {scene} | 10×10 | strips |")),
+            "{row}"
+        );
+        assert!(row.contains("1 × 1/60 s"), "{row}");
+        assert!(row.ends_with("| ok |"), "{row}");
+    }
+    assert!(dir.join("ms_per_frame.png").is_file());
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("bench.json")).unwrap()).unwrap();
+    let rows = json["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 8);
+    for (k, row) in rows.iter().enumerate() {
+        let flags: Vec<&str> = row["run_flags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_str().unwrap())
+            .collect();
+        let mut args = vec!["run", "--quiet"];
+        args.extend(&flags);
+        let r = run_json(&format!("bench-app-row-{k}.json"), &args);
+        assert_eq!(r["steps"], 5);
+        assert_eq!(row["steps"], 5, "one substep per frame");
+        assert_eq!(r["max_strain"], row["max_strain"], "row {k}: {flags:?}");
+        assert_eq!(
+            r["iterations"]["mean"], row["iterations_per_frame"],
+            "row {k}"
+        );
+        assert!(row["held_frames"].as_u64().unwrap() > 0, "row {k}");
+        if row["scene"] != "drape" {
+            let strain = row["max_strain"].as_f64().unwrap();
+            assert!(
+                strain > 1.0,
+                "row {k}: a drag beyond reach, strain {strain}"
+            );
+            assert!(row["steps_outside"].as_u64().unwrap() > 0, "row {k}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A `--drag` particle that is not on every grid is refused before anything runs (exit 2),
+/// naming the flag and the grid it does not fit; by `bench app` and `bench paper` alike.
+#[test]
+fn bench_drag_outside_a_grid_is_refused() {
+    let dir = tmp_dir("bench-drag");
+    for which in ["app", "paper"] {
+        let out = bin()
+            .args([
+                "bench",
+                which,
+                "--grids",
+                "30,10",
+                "--steps",
+                "2",
+                "--drag",
+                "500:0,0,0:0:1",
+                "--out",
+            ])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{which}: {err}");
+        assert!(err.contains("--drag 500:"), "{which}: {err}");
+        assert!(err.contains("10×10"), "{which}: {err}");
+        assert!(out.stdout.is_empty(), "{which} ran");
+    }
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    // Flags that belong to the other benchmark are refused, not ignored.
+    for args in [
+        vec!["bench", "app", "--hard-cap", "5", "--grids", "10"],
+        vec!["bench", "paper", "--scenes", "hanging", "--grids", "10"],
+        vec!["bench", "app", "--scenes", "curtain-rod", "--grids", "10"],
+        vec!["bench", "app", "--only", "no-such-solver", "--grids", "10"],
+    ] {
+        let out = bin().args(&args).arg("--out").arg(&dir).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?} ran");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

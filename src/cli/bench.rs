@@ -2,6 +2,7 @@
 //! 500 steps, horizontal 1 m × 1 m 0.2 kg cloth, two far corners static, random initial
 //! velocities) over grid sizes and solver configurations, side by side with the paper's
 //! figures, written as markdown, JSON, CSV and PNG plots in the style of Figs. 4–6.
+//! `bench app` (the app's scenes under a drag, per 1/60 s frame) is in [`super::bench_app`].
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -12,33 +13,41 @@ use serde::Serialize;
 
 use super::run::{TimeSummary, set_threads};
 use crate::output::{PlotResult, atomic_png, write_atomic};
-use crate::sim::{DragScript, ScenePreset, SceneSpec, SimError, SimParams, SolverKind};
+use crate::sim::{Drag, DragScript, ScenePreset, SceneSpec, SimError, SimParams, SolverKind};
 
-/// Flags of `bench`.
+/// Flags of `bench`. `paper` and `app` share most of them; where a flag means something
+/// different to each, or applies to one only, its help says so.
 #[derive(Debug, Clone, clap::Args)]
 pub struct BenchArgs {
-    /// Which benchmark: `paper` (004 §4).
-    #[arg(value_parser = ["paper"])]
+    /// Which benchmark: `paper` (004 §4: the hanging cloth at h = 1/30 s, ms per step) or
+    /// `app` (the app's scenes, each pulled beyond reach by a scripted drag, ms per 1/60 s
+    /// frame).
+    #[arg(value_parser = ["paper", "app"])]
     pub which: String,
-    /// Short version (under two minutes): 30 steps, grids up to 50, safety cap 300 sweeps.
+    /// Short version: paper — 30 steps, grids up to 50, safety cap 300 sweeps; app — 60
+    /// frames, grids 30 and 50.
     #[arg(long)]
     pub quick: bool,
-    /// Output directory for bench.md/json/csv and the plots.
-    #[arg(long, default_value = "bench-out")]
-    pub out: PathBuf,
-    /// Steps per configuration (default 500, or 30 with --quick; at most 10 000 000).
+    /// Output directory for bench.md, bench.json and the plots (default bench-out for
+    /// paper, which also writes bench.csv; bench-app-out for app).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// paper: steps of 1/30 s per configuration (default 500, or 30 with --quick); app:
+    /// frames of 1/60 s per row (default 240, or 60 with --quick). At most 10 000 000.
     #[arg(long, allow_negative_numbers = true,
           value_parser = clap::value_parser!(u64).range(0..=super::run::MAX_STEPS))]
     pub steps: Option<u64>,
-    /// Grid sizes (default 10,20,30,40,50,100,200; with --quick up to 50).
+    /// Grid sizes (paper: default 10,20,30,40,50,100,200, with --quick up to 50; app:
+    /// default 30,50,100, with --quick 30,50).
     #[arg(long, allow_negative_numbers = true, value_delimiter = ',')]
     pub grids: Option<Vec<usize>>,
     /// Skip a configuration at larger grids once a smaller grid took more than this many
-    /// ms per step.
+    /// ms per step (paper) or per frame (app). app also stops a row as soon as its
+    /// simulation time exceeds the budget times its frames (its mean cannot come back under).
     #[arg(long, allow_negative_numbers = true, default_value_t = 400.0, value_parser = super::positive)]
     pub budget_ms: f64,
-    /// Safety cap on sweeps per pass for the uncapped configurations (default 2000, or 300
-    /// with --quick).
+    /// paper only: safety cap on sweeps per pass for the uncapped configurations (default
+    /// 2000, or 300 with --quick). app rows run with `run`'s settings and its default cap.
     #[arg(long, allow_negative_numbers = true)]
     pub hard_cap: Option<u32>,
     /// Worker threads (0 = all cores; at most 4 × the cores available).
@@ -48,10 +57,35 @@ pub struct BenchArgs {
     /// e.g. `--only newton,strips`).
     #[arg(long, value_delimiter = ',')]
     pub only: Option<Vec<String>>,
-    /// Solve the far edge between the two pinned corners like any other particles instead
-    /// of holding it static as a taut chain (how the paper's solvers saw it; much slower).
+    /// app only: the scenes to run (comma-separated; default hanging,curtain,drape,flag).
+    #[arg(long, value_delimiter = ',')]
+    pub scenes: Option<Vec<ScenePreset>>,
+    /// Solve taut chains (rows or columns pulled straight between two pins) like any other
+    /// particles instead of holding them static. paper: the far edge between the pinned
+    /// corners (how the paper's solvers saw it; much slower); app: passed on to every row.
     #[arg(long)]
     pub no_taut_lock: bool,
+    /// A scripted drag, `I:X,Y,Z:T0:T1[:T2]` as in `run --drag` (repeatable). app: replaces
+    /// the built-in drag of every row; paper: added to every row. I must be a particle of
+    /// every grid.
+    #[arg(long, value_name = "I:X,Y,Z:T0:T1[:T2]", allow_hyphen_values = true)]
+    pub drag: Vec<Drag>,
+}
+
+/// Check every `--drag` against every grid (n×n particles) before anything runs: an error
+/// names the flag and the grid it does not fit.
+pub fn check_drags(drags: &[Drag], grids: &[usize]) -> Result<(), String> {
+    for d in drags {
+        for &n in grids {
+            d.validate(n * n).map_err(|e| {
+                format!(
+                    "--drag {d}: particle {} is not on the {n}×{n} grid ({e})",
+                    d.particle
+                )
+            })?;
+        }
+    }
+    Ok(())
 }
 
 /// One solver configuration of the benchmark.
@@ -206,6 +240,7 @@ fn run_config(
     steps: u64,
     hard_cap: u32,
     lock_taut_chains: bool,
+    drags: &[Drag],
 ) -> Result<Row, Failure> {
     let mut params = SimParams {
         lock_taut_chains,
@@ -223,20 +258,17 @@ fn run_config(
         .build(params)
         .map_err(|e| Failure::Error(e.to_string()))?;
     let mut solver = cfg.solver.create();
+    let mut script = DragScript::new(drags.to_vec(), world.cloth.len())
+        .map_err(|e| Failure::Error(format!("--drag: {e}")))?;
     let mut times = Vec::with_capacity(steps.min(1 << 16) as usize);
     let (mut iters, mut max_strain, mut capped, mut fallbacks) = (0u64, 0.0f64, 0u64, 0u64);
     let mut series = Vec::new();
     for _ in 0..steps {
-        let s = super::run::step_frame(
-            &mut world,
-            solver.as_mut(),
-            cfg.substeps,
-            &mut DragScript::default(),
-        )
-        .map_err(|e| match e {
-            SimError::Diverged { .. } if cfg.may_diverge => Failure::Diverged(e.to_string()),
-            e => Failure::Error(e.to_string()),
-        })?;
+        let s = super::run::step_frame(&mut world, solver.as_mut(), cfg.substeps, &mut script)
+            .map_err(|e| match e {
+                SimError::Diverged { .. } if cfg.may_diverge => Failure::Diverged(e.to_string()),
+                e => Failure::Error(e.to_string()),
+            })?;
         times.push(s.timings.total());
         iters += s.position_iterations as u64;
         max_strain = max_strain.max(s.max_strain);
@@ -444,12 +476,68 @@ const OUTPUTS: [&str; 6] = [
     "fig6_solvers.png",
 ];
 
+/// Check grid sides: each a cloth the simulator builds (2 to the largest side).
+pub(super) fn check_grids(grids: &[usize]) -> Result<(), String> {
+    let most = crate::sim::cloth::MAX_GRID_SIDE;
+    match grids.iter().find(|&&g| !(2..=most).contains(&g)) {
+        Some(bad) => Err(format!("grid side {bad} is out of range 2..={most}")),
+        None => Ok(()),
+    }
+}
+
+/// The indices of the `labels` that `--only` picks (all without it). An empty name would
+/// pick everything, and a filter that picks nothing is an error listing the labels.
+pub(super) fn select(only: Option<&[String]>, labels: &[&str]) -> Result<Vec<usize>, String> {
+    if let Some(only) = only
+        && only.iter().any(|o| o.trim().is_empty())
+    {
+        return Err(format!(
+            "--only {:?}: an empty name would match every configuration; give part of a \
+             label, e.g. --only newton,strips",
+            only.join(",")
+        ));
+    }
+    let picked: Vec<usize> = (0..labels.len())
+        .filter(|&k| only.is_none_or(|only| only.iter().any(|o| labels[k].contains(o.as_str()))))
+        .collect();
+    if picked.is_empty() {
+        return Err(format!(
+            "--only matches no configuration; they are: {}",
+            labels.join(", ")
+        ));
+    }
+    Ok(picked)
+}
+
+/// Create `out` and check that every file in `names` can be written there, before the
+/// first configuration runs rather than after the last.
+pub(super) fn prepare_out(out: &Path, names: &[&str]) -> Result<(), String> {
+    fs::create_dir_all(out).map_err(|e| format!("--out: cannot create {}: {e}", out.display()))?;
+    for name in names {
+        crate::output::check_writable(&out.join(name)).map_err(|e| format!("--out: {e}"))?;
+    }
+    Ok(())
+}
+
 /// Entry point of `bench`.
 pub fn main(args: BenchArgs) -> ExitCode {
+    if args.which == "app" {
+        return super::bench_app::main(args);
+    }
     let fail = |msg: String, code: u8| {
         eprintln!("error: {msg}");
         ExitCode::from(code)
     };
+    if args.scenes.is_some() {
+        return fail(
+            "--scenes applies to `bench app` only (`bench paper` runs the 004 §4 scene)".into(),
+            2,
+        );
+    }
+    let out_dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("bench-out"));
     let steps = args.steps.unwrap_or(if args.quick { 30 } else { 500 });
     let hard_cap = args.hard_cap.unwrap_or(if args.quick { 300 } else { 2000 });
     if hard_cap == 0 {
@@ -465,62 +553,19 @@ pub fn main(args: BenchArgs) -> ExitCode {
             vec![10, 20, 30, 40, 50, 100, 200]
         }
     });
-    if let Some(bad) = grids
-        .iter()
-        .find(|&&g| !(2..=crate::sim::cloth::MAX_GRID_SIDE).contains(&g))
-    {
-        return fail(
-            format!(
-                "grid side {bad} is out of range 2..={}",
-                crate::sim::cloth::MAX_GRID_SIDE
-            ),
-            2,
-        );
+    if let Err(e) = check_grids(&grids).and_then(|()| check_drags(&args.drag, &grids)) {
+        return fail(e, 2);
     }
-    if let Some(only) = &args.only
-        && only.iter().any(|o| o.trim().is_empty())
-    {
-        return fail(
-            format!(
-                "--only {:?}: an empty name would match every configuration; give part of a \
-                 label, e.g. --only newton,strips",
-                only.join(",")
-            ),
-            2,
-        );
-    }
-    let configs: Vec<&Config> = CONFIGS
-        .iter()
-        .filter(|c| {
-            args.only
-                .as_ref()
-                .is_none_or(|only| only.iter().any(|o| c.label.contains(o.as_str())))
-        })
-        .collect();
-    if configs.is_empty() {
-        let labels: Vec<&str> = CONFIGS.iter().map(|c| c.label).collect();
-        return fail(
-            format!(
-                "--only matches no configuration; they are: {}",
-                labels.join(", ")
-            ),
-            2,
-        );
-    }
+    let labels: Vec<&str> = CONFIGS.iter().map(|c| c.label).collect();
+    let configs: Vec<&Config> = match select(args.only.as_deref(), &labels) {
+        Ok(picked) => picked.into_iter().map(|k| &CONFIGS[k]).collect(),
+        Err(e) => return fail(e, 2),
+    };
     if let Err(e) = set_threads(args.threads) {
         return fail(e, 2);
     }
-    // Every output is checked before the first configuration runs, not after the last.
-    if let Err(e) = fs::create_dir_all(&args.out) {
-        return fail(
-            format!("--out: cannot create {}: {e}", args.out.display()),
-            2,
-        );
-    }
-    for name in OUTPUTS {
-        if let Err(e) = crate::output::check_writable(&args.out.join(name)) {
-            return fail(format!("--out: {e}"), 2);
-        }
+    if let Err(e) = prepare_out(&out_dir, &OUTPUTS) {
+        return fail(e, 2);
     }
     crate::output::register_font();
     let mut rows = Vec::new();
@@ -538,7 +583,7 @@ pub fn main(args: BenchArgs) -> ExitCode {
                 );
                 continue;
             }
-            let row = match run_config(cfg, n, steps, hard_cap, !args.no_taut_lock) {
+            let row = match run_config(cfg, n, steps, hard_cap, !args.no_taut_lock, &args.drag) {
                 Ok(r) => r,
                 Err(Failure::Diverged(e)) => {
                     eprintln!("{:<16} {n:>4}×{n:<4} diverged: {e}", cfg.label);
@@ -567,6 +612,14 @@ pub fn main(args: BenchArgs) -> ExitCode {
         }
     }
     let mut md = markdown(&rows, steps, !args.no_taut_lock);
+    if !args.drag.is_empty() {
+        // Not the paper's protocol any more: say so where the figures are.
+        let d: Vec<String> = args.drag.iter().map(|d| format!("`{d}`")).collect();
+        md.insert_str(
+            0,
+            &format!("With --drag {} in every row.\n\n", d.join(", ")),
+        );
+    }
     if !diverged.is_empty() {
         md.push_str(
             "\nDiverged where expected (a method run at a step size it was not made for; \
@@ -583,7 +636,7 @@ pub fn main(args: BenchArgs) -> ExitCode {
         }
     }
     print!("{md}");
-    let out = &args.out;
+    let out = &out_dir;
     let mut errors = Vec::new();
     let mut write = |name: &str, bytes: &[u8]| {
         if let Err(e) = write_atomic(&out.join(name), bytes) {

@@ -118,6 +118,28 @@ pub struct RunArgs {
     pub quiet: bool,
 }
 
+impl RunArgs {
+    /// The run that `impulse-cloth run FLAGS` describes, read by the same parser (defaults,
+    /// value checks and all): how another front end (`bench app`) sets up a run that `run`
+    /// with the same flags reproduces exactly.
+    pub fn from_flags<I, T>(flags: I) -> Result<RunArgs, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        use clap::Parser;
+        #[derive(Parser)]
+        #[command(name = "impulse-cloth run")]
+        struct Run {
+            #[command(flatten)]
+            args: RunArgs,
+        }
+        let argv = std::iter::once(std::ffi::OsString::from("run"))
+            .chain(flags.into_iter().map(Into::into));
+        Run::try_parse_from(argv).map(|r| r.args)
+    }
+}
+
 /// How the strain-limit solver (001) kept its limits over a run.
 #[derive(Debug, Clone, Copy, Serialize, Default)]
 pub struct LimitSummary {
@@ -423,11 +445,26 @@ pub fn step_frame(
     substeps: u32,
     drags: &mut DragScript,
 ) -> Result<StepStats, crate::sim::SimError> {
+    step_frame_observed(world, solver, substeps, drags, &mut |_| {})
+}
+
+/// [`step_frame`], handing the statistics of every completed substep to `each` before they
+/// are merged: what the merged figures cannot tell, such as how many substeps ended outside
+/// the tolerance (`bench app`).
+pub fn step_frame_observed(
+    world: &mut World,
+    solver: &mut dyn crate::sim::Solver,
+    substeps: u32,
+    drags: &mut DragScript,
+    each: &mut dyn FnMut(&StepStats),
+) -> Result<StepStats, crate::sim::SimError> {
     drags.before_step(world)?;
     let mut total = world.step(solver)?;
+    each(&total);
     for _ in 1..substeps {
         drags.before_step(world)?;
         let s = world.step(solver)?;
+        each(&s);
         for p in crate::sim::Phase::ORDER {
             *total.timings.slot(p) += s.timings.get(p);
         }

@@ -1,0 +1,888 @@
+//! `impulse-cloth bench app`: the app's scenes as a user drives them — frames of 1/60 s,
+//! each scene pulled beyond what the cloth can reach by a scripted drag — per solver and
+//! tolerance, timed per frame, the unit the app has to fit into 16.7 ms.
+//!
+//! Every row is a `run`: its flags are put together as a command line, read by `run`'s own
+//! parser ([`RunArgs::from_flags`]), built by [`build_world`] and stepped by
+//! [`step_frame_observed`] (the stepping of [`super::run::step_frame`]), so
+//! `impulse-cloth run` with the flags a row lists in bench.json (`run_flags`) reproduces its
+//! strains and positions exactly. A benchmark with its own set-up code would measure
+//! something `run` and the app do not do.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use glam::DVec3;
+use plotters::prelude::*;
+use serde::Serialize;
+
+use super::bench::{BenchArgs, check_drags, check_grids, prepare_out, select};
+use super::run::{RunArgs, TimeSummary, build_world, set_threads, step_frame_observed};
+use crate::output::{PlotResult, atomic_png, write_atomic};
+use crate::sim::{Drag, DragScript, ScenePreset, SimError, SolverKind, World};
+
+/// Simulated time of one app frame, s.
+pub const FRAME: f64 = 1.0 / 60.0;
+
+/// The scenes of the benchmark, in table order: the app's presets a user drags (the
+/// curtain on its rod is drawn along the rod rather than pulled, so it has no drag here).
+pub const SCENES: [ScenePreset; 4] = [
+    ScenePreset::Hanging,
+    ScenePreset::Curtain,
+    ScenePreset::Drape,
+    ScenePreset::Flag,
+];
+
+/// How each solver steps a 1/60 s frame: (substeps per frame, iteration cap per pass with
+/// 0 = none — the safety cap [`crate::sim::SimParams::hard_cap`] still applies). The one
+/// place to tune them: the iterative method and the two baselines need small steps (at
+/// h = 1/60 s gravity alone stretches a sweep-limited cloth, and Verlet and the strain
+/// limits are explicit about stretch), the direct solvers take the frame in one step.
+pub fn step_settings(solver: SolverKind, _tolerance: f64) -> (u32, u32) {
+    match solver {
+        SolverKind::Iterative => (10, 0),
+        SolverKind::Strips | SolverKind::Sle | SolverKind::Newton => (1, 0),
+        SolverKind::Verlet | SolverKind::StrainLimit => (10, 0),
+    }
+}
+
+/// One solver configuration of the benchmark.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AppConfig {
+    /// Solver.
+    pub solver: SolverKind,
+    /// Tolerance; `None` for a baseline, run at `run`'s defaults for its solver
+    /// ([`SolverKind::default_tolerance`], `run`'s Verlet passes and strain limits).
+    pub tolerance: Option<f64>,
+}
+
+const fn converging(solver: SolverKind, tolerance: f64) -> AppConfig {
+    AppConfig {
+        solver,
+        tolerance: Some(tolerance),
+    }
+}
+
+const fn baseline(solver: SolverKind) -> AppConfig {
+    AppConfig {
+        solver,
+        tolerance: None,
+    }
+}
+
+/// The configurations of `bench app`: the solvers that converge to a tolerance at two
+/// tolerances, then the two that do not, as baselines.
+pub const CONFIGS: [AppConfig; 10] = [
+    converging(SolverKind::Iterative, 1e-4),
+    converging(SolverKind::Iterative, 1e-6),
+    converging(SolverKind::Strips, 1e-4),
+    converging(SolverKind::Strips, 1e-6),
+    converging(SolverKind::Sle, 1e-4),
+    converging(SolverKind::Sle, 1e-6),
+    converging(SolverKind::Newton, 1e-4),
+    converging(SolverKind::Newton, 1e-6),
+    baseline(SolverKind::Verlet),
+    baseline(SolverKind::StrainLimit),
+];
+
+impl AppConfig {
+    /// Label in tables, plots and `--only`: `strips 1e-4`, `verlet (baseline)`.
+    pub fn label(&self) -> String {
+        match self.tolerance {
+            Some(t) => format!("{} {t:e}", self.solver),
+            None => format!("{} (baseline)", self.solver),
+        }
+    }
+
+    /// The tolerance the row runs at.
+    pub fn tolerance(&self) -> f64 {
+        self.tolerance.unwrap_or(self.solver.default_tolerance())
+    }
+}
+
+/// What every row shares: frames, drags and the flags passed on to `run`.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Frames of 1/60 s per row.
+    pub frames: u64,
+    /// Drags given with `--drag`, replacing the built-in one; empty for the built-in.
+    pub drags: Vec<Drag>,
+    /// `--no-taut-lock`.
+    pub no_taut_lock: bool,
+    /// `--threads`, passed on so the listed command is the same run.
+    pub threads: usize,
+}
+
+/// Flags a scene runs with beyond its preset: the app hangs its hanging cloth with slack
+/// 0.1 (pins moved inward, so the cloth starts bent and unstrained, as a user sees it).
+fn scene_flags(scene: ScenePreset) -> &'static [&'static str] {
+    match scene {
+        ScenePreset::Hanging => &["--slack", "0.1"],
+        _ => &[],
+    }
+}
+
+/// The `run` flags of a row, drags aside.
+pub fn row_flags(scene: ScenePreset, n: usize, cfg: &AppConfig, opts: &Options) -> Vec<String> {
+    let (substeps, cap) = step_settings(cfg.solver, cfg.tolerance());
+    let mut f: Vec<String> = [
+        "--scene",
+        scene.name(),
+        "--grid",
+        &n.to_string(),
+        "--solver",
+        cfg.solver.name(),
+        "--dt",
+        &FRAME.to_string(),
+        "--substeps",
+        &substeps.to_string(),
+        "--max-iterations",
+        &cap.to_string(),
+        "--steps",
+        &opts.frames.to_string(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    if let Some(t) = cfg.tolerance {
+        f.extend(["--tolerance".into(), format!("{t:e}")]);
+    }
+    f.extend(scene_flags(scene).iter().map(|s| s.to_string()));
+    if opts.no_taut_lock {
+        f.push("--no-taut-lock".into());
+    }
+    if opts.threads > 0 {
+        f.extend(["--threads".into(), opts.threads.to_string()]);
+    }
+    f
+}
+
+/// When the built-in drags act, as fractions of the row's simulated time T: grabbed at
+/// T/4, at the target at T/2, held, let go at 7T/8. With the default 240 frames (4 s) that
+/// is 1 s, 2 s and 3.5 s: a second of free motion, a second of pulling, a second and a half
+/// held beyond reach, and half a second to recover. Fractions rather than fixed times, so a
+/// shorter run (`--quick`, `--steps`) still drags.
+pub const DRAG_TIMES: [f64; 3] = [0.25, 0.5, 0.875];
+
+/// The built-in drag of a scene: one particle, chosen and pulled relative to the grid and
+/// the cloth as built (`world`, before any step), so it is the same motion at every grid
+/// size, always beyond what the cloth can reach while pinned:
+///
+/// - hanging: the middle of the free edge (row-major (H−1)·W + W/2), pulled 2 m down and
+///   1 m further out (+z, away from the pinned edge): ≈2.9 m from the pins, which it can be
+///   at most 1.5 m from;
+/// - curtain: the middle of the bottom edge, pulled 1.5 m out of the curtain's plane (+z)
+///   and 1 m down: 2.5 m from the top edge it hangs 1 m below;
+/// - drape: a corner (particle 0), pulled 2 m up and away from the cloth's centre; nothing
+///   is pinned, so the cloth is carried off the ball;
+/// - flag: the free top corner (W−1, the pole is column 0), pulled 2 m further from the
+///   pole: 3 m from a pole the cloth is 1 m wide from.
+pub fn builtin_drag(scene: ScenePreset, world: &World, frames: u64) -> Drag {
+    let (w, h) = (world.cloth.topology.width, world.cloth.topology.height);
+    let x = &world.cloth.particles.x;
+    let (particle, offset) = match scene {
+        ScenePreset::Drape => {
+            let centre = x.iter().copied().sum::<DVec3>() / x.len() as f64;
+            let away = (x[0] - centre).with_y(0.0).normalize_or(DVec3::X);
+            (0, (away + DVec3::Y).normalize() * 2.0)
+        }
+        ScenePreset::Flag => {
+            let along = (x[w - 1] - x[0]).normalize_or(DVec3::X);
+            (w - 1, along * 2.0)
+        }
+        ScenePreset::Curtain => ((h - 1) * w + w / 2, DVec3::new(0.0, -1.0, 1.5)),
+        _ => ((h - 1) * w + w / 2, DVec3::new(0.0, -2.0, 1.0)),
+    };
+    let t = frames as f64 / 60.0;
+    Drag {
+        particle,
+        to: x[particle] + offset,
+        start: DRAG_TIMES[0] * t,
+        arrive: DRAG_TIMES[1] * t,
+        release: Some(DRAG_TIMES[2] * t),
+    }
+}
+
+/// The complete flags of a row (drags included) and the run they describe, read back
+/// through `run`'s parser. The built-in drag needs the cloth's start positions, so the
+/// world is built once without it first.
+pub fn setup(
+    scene: ScenePreset,
+    n: usize,
+    cfg: &AppConfig,
+    opts: &Options,
+) -> Result<(Vec<String>, RunArgs), String> {
+    let mut flags = row_flags(scene, n, cfg, opts);
+    let parse = |f: &[String]| RunArgs::from_flags(f).map_err(|e| e.to_string());
+    let drags = if opts.drags.is_empty() {
+        let world = build_world(&parse(&flags)?)?;
+        vec![builtin_drag(scene, &world, opts.frames)]
+    } else {
+        opts.drags.clone()
+    };
+    for d in drags {
+        flags.extend(["--drag".into(), d.to_string()]);
+    }
+    let args = parse(&flags)?;
+    Ok((flags, args))
+}
+
+/// How a row ended.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Status {
+    /// Every frame ran.
+    Completed,
+    /// Stopped once its simulation time exceeded the budget times its frames (its mean is
+    /// over budget whatever the remaining frames take); the figures are of the frames run.
+    OverBudget {
+        /// Frames run.
+        after_frames: u64,
+    },
+    /// A step blew up (undone as diverged or non-finite): a result for a method pulled
+    /// beyond reach, not a failure of the benchmark. The figures are of the frames before.
+    Diverged {
+        /// The frame (1-based) that failed.
+        frame: u64,
+        /// What the simulator said.
+        error: String,
+    },
+    /// Anything else: the benchmark failed.
+    Failed {
+        /// The frame (1-based) that failed, 0 = before the first.
+        frame: u64,
+        /// The error.
+        error: String,
+    },
+}
+
+impl Status {
+    fn describe(&self) -> String {
+        match self {
+            Status::Completed => "ok".into(),
+            Status::OverBudget { after_frames } => {
+                format!("over budget: stopped after {after_frames} frames")
+            }
+            Status::Diverged { frame, error } => format!("diverged in frame {frame}: {error}"),
+            Status::Failed { frame, error } => format!("FAILED in frame {frame}: {error}"),
+        }
+    }
+}
+
+/// What a row measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct Measured {
+    /// Frames that completed.
+    pub frames_run: u64,
+    /// World steps (substeps) that completed.
+    pub steps: u64,
+    /// ms per frame, simulation only: the sum of the phase timings of the frame's steps.
+    pub ms: TimeSummary,
+    /// The same over the frames that ended with the drag holding its particle.
+    pub ms_held: TimeSummary,
+    /// Position-pass iterations (sweeps, solves or passes) per frame, all substeps.
+    pub iterations_per_frame: f64,
+    /// Largest strain |d−L|/L at the end of any step, substeps included.
+    pub max_strain: f64,
+    /// Steps (substeps, not frames) that ended outside the tolerance (for the strain-limit
+    /// solver: outside its limits by more than it).
+    pub steps_outside: u64,
+    /// Frames that ended with the drag holding its particle.
+    pub held_frames: u64,
+    /// How the row ended.
+    pub status: Status,
+}
+
+impl Measured {
+    /// A row that could not start.
+    fn failed(error: String) -> Measured {
+        Measured {
+            frames_run: 0,
+            steps: 0,
+            ms: TimeSummary::default(),
+            ms_held: TimeSummary::default(),
+            iterations_per_frame: 0.0,
+            max_strain: 0.0,
+            steps_outside: 0,
+            held_frames: 0,
+            status: Status::Failed { frame: 0, error },
+        }
+    }
+}
+
+/// Build `args`'s world and step it through its frames as `run` does, stopping early once
+/// the simulation time exceeds `budget_ms` per frame over all of them. `tick` is called
+/// after each frame. Returns the figures and the world as the last completed step left it;
+/// an error if the world cannot be built.
+pub fn measure(
+    args: &RunArgs,
+    budget_ms: f64,
+    tick: &mut dyn FnMut(),
+) -> Result<(Measured, World), String> {
+    let mut world = build_world(args)?;
+    let mut script = DragScript::new(args.drag.clone(), world.cloth.len())
+        .map_err(|e| format!("--drag: {e}"))?;
+    let mut solver = args.solver.create();
+    let tolerance = world.params.tolerance;
+    // In f64 ms: a `Duration` of a huge `--budget-ms` times the frames would overflow.
+    let budget = budget_ms * args.steps as f64;
+    let mut spent = 0.0;
+    let (mut times, mut held_times) = (Vec::new(), Vec::new());
+    let (mut iterations, mut max_strain, mut outside) = (0u64, 0.0f64, 0u64);
+    let mut status = Status::Completed;
+    for frame in 1..=args.steps {
+        let mut count = |s: &crate::sim::StepStats| {
+            outside += u64::from(s.ended_outside(tolerance));
+        };
+        let stats = match step_frame_observed(
+            &mut world,
+            solver.as_mut(),
+            args.substeps,
+            &mut script,
+            &mut count,
+        ) {
+            Ok(s) => s,
+            Err(e) => {
+                let error = e.to_string();
+                status = match e {
+                    SimError::Diverged { .. } | SimError::NonFinite { .. } => {
+                        Status::Diverged { frame, error }
+                    }
+                    _ => Status::Failed { frame, error },
+                };
+                break;
+            }
+        };
+        let t = stats.timings.total();
+        spent += t.as_secs_f64() * 1e3;
+        times.push(t);
+        if world.grab().is_some() {
+            held_times.push(t);
+        }
+        iterations += u64::from(stats.position_iterations);
+        max_strain = max_strain.max(stats.max_strain);
+        tick();
+        if frame < args.steps && spent > budget {
+            status = Status::OverBudget {
+                after_frames: frame,
+            };
+            break;
+        }
+    }
+    let frames_run = times.len() as u64;
+    let m = Measured {
+        frames_run,
+        steps: world.steps,
+        ms: TimeSummary::of(&times),
+        ms_held: TimeSummary::of(&held_times),
+        iterations_per_frame: iterations as f64 / frames_run.max(1) as f64,
+        max_strain,
+        steps_outside: outside,
+        held_frames: held_times.len() as u64,
+        status,
+    };
+    Ok((m, world))
+}
+
+/// One row of results.
+#[derive(Debug, Clone, Serialize)]
+pub struct AppRow {
+    /// Scene.
+    pub scene: ScenePreset,
+    /// Grid side (n×n particles).
+    pub grid: usize,
+    /// Configuration label.
+    pub config: String,
+    /// Solver.
+    pub solver: SolverKind,
+    /// Tolerance.
+    pub tolerance: f64,
+    /// Run at `run`'s defaults for its solver, as a baseline.
+    pub baseline: bool,
+    /// Substeps per frame ([`step_settings`]).
+    pub substeps: u32,
+    /// Iteration cap per pass (0 = none; [`step_settings`]).
+    pub max_iterations: u32,
+    /// Frames asked for.
+    pub frames: u64,
+    /// The drags, as `--drag` takes them.
+    pub drags: Vec<String>,
+    /// What was measured.
+    #[serde(flatten)]
+    pub measured: Measured,
+    /// The flags of `impulse-cloth run` that reproduce the row.
+    pub run_flags: Vec<String>,
+}
+
+fn step_label(r: &AppRow) -> String {
+    let cap = match r.max_iterations {
+        0 => "no cap".to_string(),
+        k => format!("cap {k}"),
+    };
+    if r.substeps == 1 {
+        format!("1 × 1/60 s, {cap}")
+    } else {
+        format!("{} × 1/{} s, {cap}", r.substeps, 60 * r.substeps)
+    }
+}
+
+fn drag_summary(opts: &Options) -> String {
+    if opts.drags.is_empty() {
+        let t = opts.frames as f64 / 60.0;
+        // Rounded for reading; bench.json's `drags` have the exact times.
+        let [a, b, c] = DRAG_TIMES.map(|f| {
+            let s = format!("{:.3}", f * t);
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        });
+        format!(
+            "the scene's built-in drag beyond reach (see docs/results.md), grabbed at {a} s, \
+             at its target at {b} s, let go at {c} s"
+        )
+    } else {
+        let d: Vec<String> = opts.drags.iter().map(|d| format!("`{d}`")).collect();
+        format!("--drag {}, replacing the built-in drags", d.join(", "))
+    }
+}
+
+fn markdown(rows: &[AppRow], opts: &Options, skipped: &[String]) -> String {
+    let mut s = format!(
+        "App scenes, frames of 1/60 s, {} frames per row, {} threads. Drag: {}.\n\
+         Times are simulation only (the phase timings of the frame's steps), ms per 1/60 s \
+         frame; real time is 16.7 ms. Strains are the worst at the end of any step; a step \
+         is a substep.\n\n",
+        opts.frames,
+        rayon::current_num_threads(),
+        drag_summary(opts),
+    );
+    s.push_str(
+        "| scene | grid | solver | tolerance | step | ms/frame mean | p95 | iterations/frame | \
+         max strain | steps over tolerance | drag held | status |\n",
+    );
+    s.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for r in rows {
+        let m = &r.measured;
+        let (solver, tol) = if r.baseline {
+            (r.config.clone(), format!("{:e} (default)", r.tolerance))
+        } else {
+            (r.solver.to_string(), format!("{:e}", r.tolerance))
+        };
+        s.push_str(&format!(
+            "| {} | {}×{} | {solver} | {tol} | {} | {:.3} | {:.3} | {:.1} | {:.2e} | {}/{} | \
+             {}/{} frames | {} |\n",
+            r.scene,
+            r.grid,
+            r.grid,
+            step_label(r),
+            m.ms.mean,
+            m.ms.p95,
+            m.iterations_per_frame,
+            m.max_strain,
+            m.steps_outside,
+            m.steps,
+            m.held_frames,
+            m.frames_run,
+            m.status.describe().replace('|', "/"),
+        ));
+    }
+    if !skipped.is_empty() {
+        s.push_str("\nSkipped (a smaller grid of the same scene and configuration went over the budget, diverged or failed):\n\n");
+        for k in skipped {
+            s.push_str(&format!("- {k}\n"));
+        }
+    }
+    s
+}
+
+/// The JSON of `bench app`.
+#[derive(Serialize)]
+struct Output<'a> {
+    frame_s: f64,
+    frames: u64,
+    threads: usize,
+    drag: String,
+    rows: &'a [AppRow],
+    skipped: &'a [String],
+}
+
+/// ms per frame against grid size, one panel per scene and one line per configuration
+/// (the same colour in every panel), with the real-time line. Rows that stopped over budget
+/// are drawn (their mean is a lower bound); rows that diverged or failed are not.
+fn plot(path: &Path, rows: &[AppRow], scenes: &[ScenePreset], labels: &[String]) -> PlotResult {
+    let real_time = 1000.0 * FRAME;
+    let shown: Vec<&AppRow> = rows
+        .iter()
+        .filter(|r| {
+            r.measured.frames_run > 0
+                && matches!(
+                    r.measured.status,
+                    Status::Completed | Status::OverBudget { .. }
+                )
+        })
+        .collect();
+    let xmax = rows.iter().map(|r| r.grid).max().unwrap_or(50) as f64 * 1.05;
+    let means = shown.iter().map(|r| r.measured.ms.mean.max(1e-3));
+    let ymin = means.clone().fold(real_time, f64::min) / 2.0;
+    let ymax = means.fold(real_time, f64::max) * 2.0;
+    let root = BitMapBackend::new(path, (1400, 1000)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let cols = if scenes.len() > 1 { 2 } else { 1 };
+    let panels = root.split_evenly((scenes.len().div_ceil(cols), cols));
+    for (scene, panel) in scenes.iter().zip(&panels) {
+        let mut chart = ChartBuilder::on(panel)
+            .caption(
+                format!("{scene}: ms per 1/60 s frame, dragged beyond reach"),
+                ("sans-serif", 20),
+            )
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(65)
+            .build_cartesian_2d(0.0..xmax, (ymin..ymax).log_scale())?;
+        chart
+            .configure_mesh()
+            .x_desc("grid side n (n×n particles)")
+            .y_desc("ms per frame (log)")
+            .draw()?;
+        chart
+            .draw_series(LineSeries::new(
+                [(0.0, real_time), (xmax, real_time)],
+                BLACK.stroke_width(2),
+            ))?
+            .label("real time (16.7 ms)")
+            .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK));
+        for (i, label) in labels.iter().enumerate() {
+            let pts: Vec<(f64, f64)> = shown
+                .iter()
+                .filter(|r| r.scene == *scene && r.config == *label)
+                .map(|r| (r.grid as f64, r.measured.ms.mean.max(1e-3)))
+                .collect();
+            if pts.is_empty() {
+                continue;
+            }
+            let colour = Palette99::pick(i).to_rgba();
+            chart
+                .draw_series(LineSeries::new(pts.clone(), colour.stroke_width(2)))?
+                .label(label.as_str())
+                .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], colour));
+            chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, colour.filled())))?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .label_font(("sans-serif", 12))
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()?;
+    }
+    root.present()?;
+    Ok(())
+}
+
+/// The files `bench app` writes into `--out`.
+const OUTPUTS: [&str; 3] = ["bench.md", "bench.json", "ms_per_frame.png"];
+
+/// Entry point of `bench app`.
+pub fn main(args: BenchArgs) -> ExitCode {
+    let fail = |msg: String, code: u8| {
+        eprintln!("error: {msg}");
+        ExitCode::from(code)
+    };
+    if args.hard_cap.is_some() {
+        return fail(
+            "--hard-cap applies to `bench paper` only: `bench app` rows run with `run`'s \
+             settings, which keep the default safety cap"
+                .into(),
+            2,
+        );
+    }
+    let frames = args.steps.unwrap_or(if args.quick { 60 } else { 240 });
+    if frames == 0 {
+        return fail("--steps must be at least 1".into(), 2);
+    }
+    let grids = args.grids.clone().unwrap_or_else(|| {
+        if args.quick {
+            vec![30, 50]
+        } else {
+            vec![30, 50, 100]
+        }
+    });
+    if let Err(e) = check_grids(&grids).and_then(|()| check_drags(&args.drag, &grids)) {
+        return fail(e, 2);
+    }
+    let scenes = args.scenes.clone().unwrap_or(SCENES.to_vec());
+    if let Some(bad) = scenes.iter().find(|s| !SCENES.contains(s)) {
+        let names: Vec<&str> = SCENES.iter().map(|s| s.name()).collect();
+        return fail(
+            format!(
+                "--scenes {bad}: `bench app` has no drag for it; the scenes are {}",
+                names.join(", ")
+            ),
+            2,
+        );
+    }
+    let labels: Vec<String> = CONFIGS.iter().map(AppConfig::label).collect();
+    let label_refs: Vec<&str> = labels.iter().map(String::as_str).collect();
+    let configs: Vec<&AppConfig> = match select(args.only.as_deref(), &label_refs) {
+        Ok(picked) => picked.into_iter().map(|k| &CONFIGS[k]).collect(),
+        Err(e) => return fail(e, 2),
+    };
+    if let Err(e) = set_threads(args.threads) {
+        return fail(e, 2);
+    }
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("bench-app-out"));
+    if let Err(e) = prepare_out(&out, &OUTPUTS) {
+        return fail(e, 2);
+    }
+    let opts = Options {
+        frames,
+        drags: args.drag.clone(),
+        no_taut_lock: args.no_taut_lock,
+        threads: args.threads,
+    };
+    // Every row's flags are made and read back before the first row runs: a flag `run`
+    // refuses is a bug found at once, not after an hour of measuring.
+    let mut plan = Vec::new();
+    for &scene in &scenes {
+        for &cfg in &configs {
+            let mut row_plan = Vec::new();
+            for &n in &grids {
+                match setup(scene, n, cfg, &opts) {
+                    Ok(p) => row_plan.push((n, p)),
+                    Err(e) => {
+                        return fail(format!("{scene} {} at {n}×{n}: {e}", cfg.label()), 2);
+                    }
+                }
+            }
+            plan.push((scene, cfg, row_plan));
+        }
+    }
+    crate::output::register_font();
+    let total = plan.iter().map(|(_, _, p)| p.len() as u64).sum::<u64>() * frames;
+    let pb = std::io::IsTerminal::is_terminal(&std::io::stderr()).then(|| {
+        let pb = indicatif::ProgressBar::new(total);
+        pb.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} frames {elapsed}/{eta} {msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        pb
+    });
+    let say = |line: String| match &pb {
+        Some(pb) => pb.println(line),
+        None => eprintln!("{line}"),
+    };
+    let mut rows = Vec::new();
+    let mut skipped = Vec::new();
+    let mut failures = Vec::new();
+    for (scene, cfg, row_plan) in plan {
+        let label = cfg.label();
+        let mut skip: Option<String> = None;
+        for (n, (flags, run_args)) in row_plan {
+            let name = format!("{scene} {label} at {n}×{n}");
+            if let Some(why) = &skip {
+                say(format!("{name}: skipped ({why})"));
+                skipped.push(format!("{name} ({why})"));
+                if let Some(pb) = &pb {
+                    pb.inc(frames);
+                }
+                continue;
+            }
+            if let Some(pb) = &pb {
+                pb.set_message(name.clone());
+            }
+            let mut done = 0u64;
+            let m = measure(&run_args, args.budget_ms, &mut || {
+                done += 1;
+                if let Some(pb) = &pb {
+                    pb.inc(1);
+                }
+            })
+            .map_or_else(Measured::failed, |(m, _)| m);
+            if let Some(pb) = &pb {
+                pb.inc(frames - done);
+            }
+            say(format!(
+                "{name}: {:.3} ms/frame (p95 {:.3})  {:.1} it/frame  strain {:.2e}  over tol \
+                 {}/{} steps  held {}/{} frames  {}",
+                m.ms.mean,
+                m.ms.p95,
+                m.iterations_per_frame,
+                m.max_strain,
+                m.steps_outside,
+                m.steps,
+                m.held_frames,
+                m.frames_run,
+                m.status.describe()
+            ));
+            skip = match &m.status {
+                Status::Completed if m.ms.mean > args.budget_ms => Some(format!(
+                    "{n}×{n} took {:.1} ms/frame, over the {} ms budget",
+                    m.ms.mean, args.budget_ms
+                )),
+                Status::Completed => None,
+                Status::OverBudget { .. } => Some(format!("{n}×{n} went over the budget")),
+                Status::Diverged { .. } => Some(format!("{n}×{n} diverged")),
+                Status::Failed { error, .. } => {
+                    failures.push(format!("{name}: {error}"));
+                    Some(format!("{n}×{n} failed"))
+                }
+            };
+            let (substeps, max_iterations) = step_settings(cfg.solver, cfg.tolerance());
+            rows.push(AppRow {
+                scene,
+                grid: n,
+                config: label.clone(),
+                solver: cfg.solver,
+                tolerance: cfg.tolerance(),
+                baseline: cfg.tolerance.is_none(),
+                substeps,
+                max_iterations,
+                frames,
+                drags: run_args.drag.iter().map(Drag::to_string).collect(),
+                measured: m,
+                run_flags: flags,
+            });
+        }
+    }
+    if let Some(pb) = pb {
+        pb.finish_and_clear();
+    }
+    let md = markdown(&rows, &opts, &skipped);
+    print!("{md}");
+    let mut errors = Vec::new();
+    let mut write = |name: &str, bytes: &[u8]| {
+        if let Err(e) = write_atomic(&out.join(name), bytes) {
+            errors.push(format!("{name}: {e}"));
+        }
+    };
+    write("bench.md", md.as_bytes());
+    let json = Output {
+        frame_s: FRAME,
+        frames,
+        threads: rayon::current_num_threads(),
+        drag: drag_summary(&opts),
+        rows: &rows,
+        skipped: &skipped,
+    };
+    match serde_json::to_vec_pretty(&json) {
+        Ok(j) => write("bench.json", &j),
+        Err(e) => errors.push(format!("bench.json: {e}")),
+    }
+    let picked: Vec<String> = configs.iter().map(|c| c.label()).collect();
+    if let Err(e) = atomic_png(&out.join("ms_per_frame.png"), |p| {
+        plot(p, &rows, &scenes, &picked)
+    }) {
+        errors.push(format!("ms_per_frame.png: {e}"));
+    }
+    if !errors.is_empty() {
+        return fail(format!("could not write: {}", errors.join("; ")), 1);
+    }
+    if !failures.is_empty() {
+        return fail(
+            format!(
+                "{} row(s) failed (all rows were written to {}): {}",
+                failures.len(),
+                out.display(),
+                failures.join("; ")
+            ),
+            1,
+        );
+    }
+    eprintln!(
+        "wrote {}",
+        out.join("bench.{md,json} and ms_per_frame.png").display()
+    );
+    ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A row is the `run` its flags describe: stepped by `run`'s own loop ([`simulate`]) the
+    /// flags give the same positions and the same worst strain, bit for bit (one thread, so
+    /// the order of every sum is fixed). The drag is held and beyond reach, so the strain is
+    /// far above the tolerance: the comparison is of a run that did something.
+    ///
+    /// [`simulate`]: super::super::run::simulate
+    #[test]
+    fn a_row_is_the_run_its_flags_describe() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            for (scene, cfg) in [
+                (ScenePreset::Hanging, converging(SolverKind::Strips, 1e-4)),
+                (ScenePreset::Flag, converging(SolverKind::Iterative, 1e-4)),
+            ] {
+                let opts = Options {
+                    frames: 12,
+                    ..Options::default()
+                };
+                let (flags, args) = setup(scene, 8, &cfg, &opts).unwrap();
+                let (m, world) = measure(&args, f64::INFINITY, &mut || {}).unwrap();
+                assert!(matches!(m.status, Status::Completed), "{:?}", m.status);
+                assert!(m.held_frames > 0, "{scene}: the drag never held");
+                assert!(m.max_strain > 10.0 * cfg.tolerance(), "{scene}: {m:?}");
+                let again = RunArgs::from_flags(&flags).unwrap();
+                let report =
+                    super::super::run::simulate(&again, build_world(&again).unwrap(), None);
+                assert_eq!(report.error, None);
+                assert_eq!(report.max_strain, m.max_strain, "{scene}");
+                let x: Vec<[f64; 3]> = world
+                    .cloth
+                    .particles
+                    .x
+                    .iter()
+                    .map(|p| p.to_array())
+                    .collect();
+                assert_eq!(report.final_positions, x, "{scene}");
+            }
+        });
+    }
+
+    /// The built-in drags of the pinned scenes pull to a point the cloth cannot reach: at
+    /// least half a metre farther from every pin than the particle can be with every
+    /// constraint at its rest length (the shortest path along the grid's edges). They act
+    /// at 1, 2 and 3.5 s of the default 4 s.
+    #[test]
+    fn built_in_drags_are_beyond_reach() {
+        let cfg = converging(SolverKind::Strips, 1e-4);
+        let opts = Options {
+            frames: 240,
+            ..Options::default()
+        };
+        for scene in [
+            ScenePreset::Hanging,
+            ScenePreset::Curtain,
+            ScenePreset::Flag,
+        ] {
+            for n in [5, 30, 100] {
+                let (_, args) = setup(scene, n, &cfg, &opts).unwrap();
+                let world = build_world(&args).unwrap();
+                let [d] = args.drag[..] else {
+                    panic!("{scene}: one built-in drag, got {:?}", args.drag)
+                };
+                let p = &world.cloth.particles;
+                let spacing = world.cloth.topology.rest[0];
+                let pins: Vec<usize> = (0..p.len()).filter(|&i| p.inv_mass[i] == 0.0).collect();
+                assert!(!pins.is_empty(), "{scene}");
+                for &k in &pins {
+                    let (a, b) = (k % n, k / n);
+                    let (c, r) = (d.particle % n, d.particle / n);
+                    let reach = (a.abs_diff(c) + b.abs_diff(r)) as f64 * spacing;
+                    let dist = p.x[k].distance(d.to);
+                    assert!(
+                        dist > reach + 0.5,
+                        "{scene} {n}×{n}: pin {k} is {dist} m from the target, reach {reach}"
+                    );
+                }
+                assert_eq!((d.start, d.arrive, d.release), (1.0, 2.0, Some(3.5)));
+            }
+        }
+    }
+}
