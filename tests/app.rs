@@ -123,10 +123,10 @@ fn pin_and_grab_reach_the_cloth() {
     };
     fixed_steps(&mut app, 3);
     let state = app.world().resource::<SimState>();
-    assert!(
-        state.world.cloth.particles.x[138].distance(target) < 1e-12,
-        "grab missed its target"
-    );
+    // The hand is 10⁴× the cloth's mass, not static: the cloth's pull moves it by
+    // h²·T/M per step, micrometres.
+    let miss = state.world.cloth.particles.x[138].distance(target);
+    assert!(miss < 1e-4, "grab missed its target by {miss} m");
     assert_eq!(
         state.world.cloth.particles.x[143], pinned_at,
         "pinned particle moved"

@@ -89,16 +89,27 @@ fn grabbed_particle_follows_its_target_and_drags_the_cloth() {
         let start = w.cloth.particles.x[i];
         let far = w.cloth.particles.x[99];
         for k in 1..=20 {
-            let target = start + DVec3::new(0.0, 0.01 * k as f64, 0.0);
+            // Up and back towards the pinned row: closer to every pin, within reach (straight
+            // up would be beyond it: the flat cloth's columns are at their full length).
+            let target = start + DVec3::new(0.0, 0.01 * k as f64, -0.01 * k as f64);
             if k == 1 {
                 w.start_grab(i, target).unwrap();
             } else {
                 w.set_grab_target(target);
             }
             w.step(solver.as_mut()).unwrap();
+            // The hand is 10⁴× the cloth's mass: the cloth's pull moves it by h²·T/M. Verlet
+            // relaxes positions after integration, which moves the hand by its mass share
+            // of each correction (0.14 mm measured).
+            let miss = w.cloth.particles.x[i].distance(target);
+            let allowed = if kind == SolverKind::Verlet {
+                1e-3
+            } else {
+                1e-5
+            };
             assert!(
-                w.cloth.particles.x[i].distance(target) < 1e-12,
-                "{kind}: grabbed particle is off its target"
+                miss < allowed,
+                "{kind}: grabbed particle is {miss} m off its target"
             );
         }
         assert!(
