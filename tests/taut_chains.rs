@@ -82,11 +82,14 @@ fn taut_chains_are_released_when_their_premise_goes() {
     assert_eq!(w.cloth.particles.inv_mass()[1..9], base[1..9]);
     assert_eq!(w.step(solver.as_mut()).unwrap().locked_particles, 8);
 
-    // Grabbing a locked particle frees it (it follows the hand) and breaks the chain.
+    // Grabbing a locked particle frees it and breaks the chain. Lifting it is beyond the
+    // taut edge's reach: the hand yields and the edge keeps its length.
     let target = w.cloth.particles.x[4] + DVec3::new(0.0, 0.02, 0.0);
     w.start_grab(4, target).unwrap();
-    assert_eq!(w.step(solver.as_mut()).unwrap().locked_particles, 0);
-    assert!(w.cloth.particles.x[4].distance(target) < 1e-12);
+    let st = w.step(solver.as_mut()).unwrap();
+    assert_eq!(st.locked_particles, 0);
+    assert!(st.max_strain <= 1e-3 * (1.0 + 1e-9), "{}", st.max_strain);
+    assert!(w.cloth.particles.x[4].distance(target) > 1e-3);
     assert!(w.cloth.particles.inv_mass()[5] > 0.0);
     w.release_grab();
     assert_eq!(w.cloth.particles.inv_mass()[4], base[4]);
