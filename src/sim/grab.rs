@@ -64,11 +64,11 @@ pub const SETBACK: f64 = 3e-2;
 /// A step whose hand ends farther than this from its goal, relative to the cloth's
 /// spacing, was stopped by the cloth (the pull of a reachable goal moves it by h²·T/M,
 /// micrometres at most): its end position marks the edge of the reach ([`Reach::learn`]).
-const BLOCKED: f64 = 1e-2;
+pub const BLOCKED: f64 = 1e-2;
 
 /// How fast a learned radius grows back towards its path length, relative per second: a
 /// hand that stopped pressing on the cloth probes again, a few percent at a time.
-const RELAX_RATE: f64 = 0.1;
+pub const RELAX_RATE: f64 = 0.1;
 
 /// Rounds of cyclic projection onto the balls; what is left outside after them (the balls'
 /// intersection is thin where two pins pull against each other) is for the hand's mass to
