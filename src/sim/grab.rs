@@ -153,7 +153,8 @@ impl Reach {
         }
         let x_end = x[held];
         let short = goal - x_end;
-        if !(short.length() > BLOCKED * spacing) {
+        let gap = short.length();
+        if gap.is_nan() || gap <= BLOCKED * spacing {
             return;
         }
         for a in &mut self.anchors {
