@@ -449,12 +449,16 @@ impl Cloth {
     /// Give particle `i` the inverse mass `inv_mass` while it is held by the user: 0 (static)
     /// for a pinned particle, the hand's for any other ([`super::grab`]).
     pub(crate) fn hold(&mut self, i: usize, inv_mass: f64) {
-        self.particles.inv_mass[i] = if self.particles.pinned[i] {
-            0.0
-        } else {
-            inv_mass
-        };
+        self.keep_held(i, inv_mass);
         self.statics_changed();
+    }
+
+    /// Give held particle `i` its inverse mass again (0 if pinned, else `inv_mass`) without
+    /// a change of the static set: for a set that [`Cloth::hold`] or a pin change already
+    /// announced.
+    pub(crate) fn keep_held(&mut self, i: usize, inv_mass: f64) {
+        let p = &mut self.particles;
+        p.inv_mass[i] = if p.pinned[i] { 0.0 } else { inv_mass };
     }
 
     /// Total mass of the cloth, kg: every particle's own mass, pinned or not.

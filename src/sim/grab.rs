@@ -93,6 +93,8 @@ pub struct Reach {
     key: Option<(CacheKey, usize)>,
     /// Static particles connected to the held one (the others do not bound it).
     anchors: Vec<Anchor>,
+    /// The cloth's spacing (longest rest length), m: the scale of [`BLOCKED`].
+    spacing: f64,
 }
 
 /// A static particle and how far from it the hand may go.
@@ -115,6 +117,7 @@ impl Reach {
             return;
         }
         self.key = Some(key);
+        self.spacing = cloth.topology.longest_rest();
         self.anchors.clear();
         let dist = path_lengths(cloth, held);
         let k = cloth.particles.inv_mass();
@@ -146,7 +149,7 @@ impl Reach {
     /// margin, instead of pressing on it every step. Radii grow back by [`RELAX_RATE`] per
     /// second, so a held hand probes the edge again now and then. `x` holds the positions,
     /// `h` is the step that just ended.
-    pub fn learn(&mut self, goal: DVec3, x: &[DVec3], held: usize, spacing: f64, h: f64) {
+    pub fn learn(&mut self, goal: DVec3, x: &[DVec3], held: usize, h: f64) {
         let grow = 1.0 + RELAX_RATE * h;
         for a in &mut self.anchors {
             a.radius = (a.radius * grow).min(a.path * (1.0 - REACH_MARGIN));
@@ -154,7 +157,7 @@ impl Reach {
         let x_end = x[held];
         let short = goal - x_end;
         let gap = short.length();
-        if gap.is_nan() || gap <= BLOCKED * spacing {
+        if gap.is_nan() || gap <= BLOCKED * self.spacing {
             return;
         }
         for a in &mut self.anchors {

@@ -54,6 +54,8 @@ pub struct World {
     reach: Reach,
     /// Where the held particle was last sent: the target projected onto its reach.
     grab_goal: Option<DVec3>,
+    /// Inverse mass of the hand, set when a grab starts ([`grab::HAND_MASS_RATIO`]).
+    hand_inv_mass: f64,
     gliders: Vec<Glider>,
     accel: Vec<DVec3>,
     scratch: Vec<DVec3>,
@@ -143,6 +145,7 @@ impl World {
             grab: None,
             reach: Reach::default(),
             grab_goal: None,
+            hand_inv_mass: 0.0,
             gliders: Vec::new(),
             accel: Vec::new(),
             scratch: Vec::new(),
@@ -186,7 +189,8 @@ impl World {
             target,
         });
         self.grab_goal = None;
-        self.cloth.hold(i, self.hand_inv_mass());
+        self.hand_inv_mass = 1.0 / (grab::HAND_MASS_RATIO * self.cloth.total_mass());
+        self.cloth.hold(i, self.hand_inv_mass);
         Ok(())
     }
 
@@ -207,11 +211,6 @@ impl World {
         {
             self.cloth.let_go(g.particle);
         }
-    }
-
-    /// Inverse mass of the hand ([`grab::HAND_MASS_RATIO`] times the cloth's mass).
-    fn hand_inv_mass(&self) -> f64 {
-        1.0 / (grab::HAND_MASS_RATIO * self.cloth.total_mass())
     }
 
     /// Particles currently static because they lie inside a taut chain ([`taut`]).
@@ -407,20 +406,17 @@ impl World {
                 if self.grab.is_some_and(|g| g.particle >= self.cloth.len()) {
                     self.grab = None; // left over from a replaced cloth
                 }
-                let hand = self.hand_inv_mass();
                 if let Some(g) = self.grab {
-                    // The hand's mass since `start_grab` (which changed the static set);
-                    // this only restores it after a pin or unpin of the held particle,
-                    // which changed the set itself.
                     let i = g.particle;
                     self.reach.update(&self.cloth, i);
                     if let Some(goal) = self.grab_goal {
-                        let spacing = self.cloth.topology.longest_rest();
-                        self.reach
-                            .learn(goal, &self.cloth.particles.x, i, spacing, h);
+                        self.reach.learn(goal, &self.cloth.particles.x, i, h);
                     }
+                    // The hand's mass since `start_grab` (which changed the static set);
+                    // this only restores it after a pin or unpin of the held particle,
+                    // which changed the set itself.
+                    self.cloth.keep_held(i, self.hand_inv_mass);
                     let p = &mut self.cloth.particles;
-                    p.inv_mass[i] = if p.pinned[i] { 0.0 } else { hand };
                     let goal = self.reach.project(&p.x, g.target);
                     self.grab_goal = Some(goal);
                     p.v[i] = (goal - p.x[i]) / h;
