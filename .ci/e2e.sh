@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # End-to-end: start the real app under Xvfb with Mesa's software Vulkan, drag the cloth with
 # xdotool, take a screenshot, and check that something rendered and that the drag moved the
-# cloth (the app prints a JSON summary on exit with --summary).
-# usage: .ci/e2e.sh [BINARY [APP FLAGS...]]   (flags default to --grid 20)
+# cloth (the app prints a JSON summary on exit with --summary). The drag pulls 400 px down
+# from near the pinned edge, beyond what the cloth can reach; without flags (the app's
+# default configuration) every step must also end within the tolerance.
+# usage: .ci/e2e.sh [BINARY [APP FLAGS...]]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-target/release/impulse-cloth}
 shift || true
 flags=("$@")
-[ ${#flags[@]} -gt 0 ] || flags=(--grid 20)
+default=$([ ${#flags[@]} -eq 0 ] && echo 1 || echo 0)
 need=()
 command -v Xvfb >/dev/null || need+=(xvfb)
 command -v xdotool >/dev/null || need+=(xdotool)
@@ -23,7 +25,7 @@ for n in $(seq 90 140); do [ -e /tmp/.X11-unix/X$n ] || { disp=:$n; break; }; do
 Xvfb "$disp" -screen 0 1280x800x24 >/dev/null 2>&1 & xpid=$!
 trap 'kill $xpid 2>/dev/null || true' EXIT
 sleep 1
-DISPLAY=$disp "$bin" "${flags[@]}" --summary --exit-after 90 >"$out/summary.json" 2>"$out/app.log" & apid=$!
+DISPLAY=$disp "$bin" ${flags[@]+"${flags[@]}"} --summary --exit-after 90 >"$out/summary.json" 2>"$out/app.log" & apid=$!
 # Wait for the window, then let the cloth settle a little.
 for _ in $(seq 1 60); do
   DISPLAY=$disp xdotool search --name impulse-cloth >/dev/null 2>&1 && break
@@ -32,7 +34,7 @@ done
 sleep 8
 DISPLAY=$disp xdotool mousemove 700 330 mousedown 1
 for i in $(seq 1 25); do
-  DISPLAY=$disp xdotool mousemove $((700 + 3 * i)) $((330 - 6 * i)); sleep 0.1
+  DISPLAY=$disp xdotool mousemove $((700 + 4 * i)) $((330 + 16 * i)); sleep 0.1
 done
 sleep 2
 DISPLAY=$disp import -window root "$out/shot.png"
@@ -42,7 +44,7 @@ cat "$out/summary.json"
 [ -n "${E2E_SHOT:-}" ] && cp "$out/shot.png" "$E2E_SHOT"
 sd=$(convert "$out/shot.png" -colorspace Gray -format "%[fx:standard_deviation]" info:)
 echo "screenshot grey-level standard deviation: $sd"
-python3 - "$out/summary.json" "$sd" <<'PY'
+python3 - "$out/summary.json" "$sd" "$default" <<'PY'
 import json, sys
 lines = [l for l in open(sys.argv[1]) if l.strip().startswith("{")]
 assert lines, "no JSON summary printed"
@@ -51,5 +53,8 @@ assert s["steps"] > 10, f"the simulation did not run: {s}"
 assert s["grabbed"], f"the drag did not grab the cloth: {s}"
 assert s["grab_travel"] > 0.05, f"the drag did not move the grabbed particle: {s}"
 assert float(sys.argv[2]) > 0.02, "the screenshot is blank"
+if sys.argv[3] == "1":
+    assert s["steps_over_tolerance"] == 0, f"the default left steps over its tolerance: {s}"
+    assert s["worst_strain"] <= s["tolerance"] * (1 + 1e-9), f"strain over tolerance: {s}"
 print("e2e ok")
 PY

@@ -6,6 +6,8 @@
 //!
 //! - [`sim`]: the physics (no Bevy) — iterative impulses (004 §3.4.1), the SLE method
 //!   (004 §3.4.2) and the Verlet baseline (003).
+//! - [`config`]: the one default configuration (scene, grid, solver, tolerance, frame
+//!   rate, substeps, cap) the app, `run` and `bench app` share.
 //! - [`output`]: files the front ends write (checked up front, written atomically), PNG
 //!   charts and their font.
 //! - [`cli`]: the headless `run` and `bench` subcommands and the argument types they share.
@@ -15,5 +17,6 @@
 #[cfg(feature = "app")]
 pub mod app;
 pub mod cli;
+pub mod config;
 pub mod output;
 pub mod sim;

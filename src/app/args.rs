@@ -1,21 +1,22 @@
 //! The app's own flags (no subcommand).
 
 use crate::cli::args::{GridArg, positive};
+use crate::config;
 use crate::sim::{ScenePreset, SolverKind};
 
 /// Flags of the desktop app (no subcommand).
 #[derive(Debug, Clone, clap::Args)]
 pub struct AppArgs {
     /// Starting scene: hanging, curtain, drape, flag, curtain-rod.
-    #[arg(long, default_value = "hanging")]
+    #[arg(long, default_value_t = config::SCENE)]
     pub scene: ScenePreset,
     /// Starting grid: N or WxH.
-    #[arg(long, default_value = "30")]
+    #[arg(long, default_value_t = GridArg::square(config::GRID))]
     pub grid: GridArg,
     /// Starting solver: iterative, sle, verlet, strips, strain-limit, newton.
-    #[arg(long, default_value = "iterative")]
+    #[arg(long, default_value_t = config::SOLVER)]
     pub solver: SolverKind,
-    /// Starting tolerance (relative strain); the solver's default if not given.
+    /// Starting tolerance (relative strain) [default: 1e-4].
     #[arg(long, allow_negative_numbers = true, value_parser = positive)]
     pub tolerance: Option<f64>,
     /// Render this many frames, save a screenshot to PATH and exit.

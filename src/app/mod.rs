@@ -15,6 +15,7 @@ use bevy::render::view::screenshot::{Screenshot, save_to_disk};
 use bevy::window::WindowResolution;
 use bevy_egui::EguiPlugin;
 
+use crate::config;
 use crate::sim::{SceneSpec, SimParams};
 
 pub mod args;
@@ -40,11 +41,6 @@ pub const CONTROLS: &[(&str, &str)] = &[
     ("H", "strain heat-map"),
     ("W", "constraints wireframe"),
 ];
-
-/// Substeps per 1/60 s frame in the app: at h = 1/600 s the gravity strain a step must
-/// remove is 100× smaller than at 1/60 s, and 10 substeps of 20 sweeps stretch the 30×30
-/// cloth far less than one step of 200 sweeps at the same cost (README).
-pub const DEFAULT_SUBSTEPS: u32 = 10;
 
 /// Command-line driven behaviour: screenshot, exit timer, summary.
 #[derive(Resource)]
@@ -80,19 +76,8 @@ pub fn run(args: AppArgs) -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::from(2);
     }
-    let dt = 1.0 / (60.0 * DEFAULT_SUBSTEPS as f64);
-    let params = SimParams {
-        dt,
-        tolerance: args
-            .tolerance
-            .unwrap_or(args.solver.default_tolerance().max(1e-6)),
-        max_iterations: 20,
-        ..SimParams::default()
-    };
-    let mut scene = SceneSpec::new(args.scene, args.grid.width, args.grid.height);
-    if args.scene == crate::sim::ScenePreset::Hanging {
-        scene.slack = 0.1;
-    }
+    let (scene, params) = launch_setup(&args);
+    let dt = params.dt;
     let state = match SimState::new(scene, params, args.solver) {
         Ok(s) => s,
         Err(e) => {
@@ -152,6 +137,22 @@ pub fn run(args: AppArgs) -> ExitCode {
         AppExit::Success => ExitCode::SUCCESS,
         AppExit::Error(_) => ExitCode::FAILURE,
     }
+}
+
+/// The scene and parameters the app opens with: the shared default ([`crate::config`]) for
+/// what the flags leave out — the same as `impulse-cloth run` with the same scene, grid,
+/// solver and tolerance (unit-tested below).
+pub fn launch_setup(args: &AppArgs) -> (SceneSpec, SimParams) {
+    let settings = config::step_settings(args.solver);
+    let params = SimParams {
+        dt: config::FRAME / settings.substeps as f64,
+        tolerance: args.tolerance.unwrap_or(config::TOLERANCE),
+        max_iterations: settings.max_iterations,
+        ..SimParams::default()
+    };
+    let mut scene = SceneSpec::new(args.scene, args.grid.width, args.grid.height);
+    scene.slack = config::slack(args.scene);
+    (scene, params)
 }
 
 /// A screenshot goes to a `.png` file in an existing, writable directory — checked before
@@ -226,8 +227,59 @@ fn on_exit(
             "max_displacement": state.max_displacement,
             "grab_travel": state.grab_travel,
             "max_strain": last.map(|s| s.max_strain),
+            "worst_strain": state.worst_strain,
+            "tolerance": state.world.params.tolerance,
+            "steps_over_tolerance": state.steps_over_tolerance,
             "error": state.error,
         });
         println!("{summary}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::run::{RunArgs, build_world};
+    use crate::sim::{ScenePreset, SolverKind};
+
+    /// The app at launch and `run` with the same scene, grid and solver (and otherwise
+    /// defaults) build the same world: same parameters, same particles.
+    #[test]
+    fn the_app_launches_what_run_simulates() {
+        let app = |flags: &[&str]| {
+            use clap::Parser;
+            #[derive(Parser)]
+            struct A {
+                #[command(flatten)]
+                args: AppArgs,
+            }
+            let argv = std::iter::once("impulse-cloth").chain(flags.iter().copied());
+            let (scene, params) = launch_setup(&A::parse_from(argv).args);
+            scene.build(params).unwrap()
+        };
+        let run = |flags: &[&str]| build_world(&RunArgs::from_flags(flags).unwrap()).unwrap();
+        let same = |a: &crate::sim::World, b: &crate::sim::World, what: &str| {
+            assert_eq!(a.params, b.params, "{what}");
+            assert_eq!(a.cloth.particles.x, b.cloth.particles.x, "{what}");
+            assert_eq!(
+                a.cloth.particles.inv_mass(),
+                b.cloth.particles.inv_mass(),
+                "{what}"
+            );
+        };
+        same(&app(&[]), &run(&[]), "defaults");
+        for scene in ScenePreset::ALL {
+            for solver in SolverKind::ALL {
+                let flags = [
+                    "--scene",
+                    scene.name(),
+                    "--grid",
+                    "9x7",
+                    "--solver",
+                    solver.name(),
+                ];
+                same(&app(&flags), &run(&flags), &format!("{scene} {solver}"));
+            }
+        }
     }
 }

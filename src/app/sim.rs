@@ -76,6 +76,11 @@ pub struct SimState {
     pub max_displacement: f64,
     /// Largest distance a drag moved its target from where the grab started.
     pub grab_travel: f64,
+    /// Largest strain any step since launch ended with.
+    pub worst_strain: f64,
+    /// Steps since launch that ended outside their tolerance
+    /// ([`StepStats::ended_outside`]).
+    pub steps_over_tolerance: u64,
 }
 
 impl SimState {
@@ -103,6 +108,8 @@ impl SimState {
             ever_grabbed: false,
             max_displacement: 0.0,
             grab_travel: 0.0,
+            worst_strain: 0.0,
+            steps_over_tolerance: 0,
         })
     }
 
@@ -230,6 +237,9 @@ fn velocity_and_finish(mut state: ResMut<SimState>) {
             if state.history.len() == HISTORY {
                 state.history.pop_front();
             }
+            state.worst_strain = state.worst_strain.max(stats.max_strain);
+            let over = stats.ended_outside(state.world.params.tolerance);
+            state.steps_over_tolerance += u64::from(over);
             state.history.push_back(stats);
             state.total_steps += 1;
             let d = state

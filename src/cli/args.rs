@@ -16,6 +16,26 @@ pub struct GridArg {
     pub height: usize,
 }
 
+impl GridArg {
+    /// An N×N grid.
+    pub const fn square(n: usize) -> GridArg {
+        GridArg {
+            width: n,
+            height: n,
+        }
+    }
+}
+
+impl std::fmt::Display for GridArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.width == self.height {
+            write!(f, "{}", self.width)
+        } else {
+            write!(f, "{}x{}", self.width, self.height)
+        }
+    }
+}
+
 impl FromStr for GridArg {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {

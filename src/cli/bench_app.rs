@@ -18,11 +18,12 @@ use serde::Serialize;
 
 use super::bench::{BenchArgs, check_drags, check_grids, prepare_out, select};
 use super::run::{RunArgs, TimeSummary, build_world, set_threads, step_frame_observed};
+use crate::config;
 use crate::output::{PlotResult, atomic_png, write_atomic};
 use crate::sim::{Drag, DragScript, ScenePreset, SimError, SolverKind, World};
 
 /// Simulated time of one app frame, s.
-pub const FRAME: f64 = 1.0 / 60.0;
+pub const FRAME: f64 = config::FRAME;
 
 /// The scenes of the benchmark, in table order: the app's presets a user drags (the
 /// curtain on its rod is drawn along the rod rather than pulled, so it has no drag here).
@@ -33,26 +34,13 @@ pub const SCENES: [ScenePreset; 4] = [
     ScenePreset::Flag,
 ];
 
-/// How each solver steps a 1/60 s frame: (substeps per frame, iteration cap per pass with
-/// 0 = none — the safety cap [`crate::sim::SimParams::hard_cap`] still applies). The one
-/// place to tune them: the iterative method and the two baselines need small steps (at
-/// h = 1/60 s gravity alone stretches a sweep-limited cloth, and Verlet and the strain
-/// limits are explicit about stretch), the direct solvers take the frame in one step.
-pub fn step_settings(solver: SolverKind, _tolerance: f64) -> (u32, u32) {
-    match solver {
-        SolverKind::Iterative => (10, 0),
-        SolverKind::Strips | SolverKind::Sle | SolverKind::Newton => (1, 0),
-        SolverKind::Verlet | SolverKind::StrainLimit => (10, 0),
-    }
-}
-
 /// One solver configuration of the benchmark.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AppConfig {
     /// Solver.
     pub solver: SolverKind,
-    /// Tolerance; `None` for a baseline, run at `run`'s defaults for its solver
-    /// ([`SolverKind::default_tolerance`], `run`'s Verlet passes and strain limits).
+    /// Tolerance; `None` for a baseline, run at `run`'s defaults ([`config::TOLERANCE`],
+    /// `run`'s Verlet passes and strain limits).
     pub tolerance: Option<f64>,
 }
 
@@ -96,7 +84,7 @@ impl AppConfig {
 
     /// The tolerance the row runs at.
     pub fn tolerance(&self) -> f64 {
-        self.tolerance.unwrap_or(self.solver.default_tolerance())
+        self.tolerance.unwrap_or(config::TOLERANCE)
     }
 }
 
@@ -113,18 +101,12 @@ pub struct Options {
     pub threads: usize,
 }
 
-/// Flags a scene runs with beyond its preset: the app hangs its hanging cloth with slack
-/// 0.1 (pins moved inward, so the cloth starts bent and unstrained, as a user sees it).
-fn scene_flags(scene: ScenePreset) -> &'static [&'static str] {
-    match scene {
-        ScenePreset::Hanging => &["--slack", "0.1"],
-        _ => &[],
-    }
-}
-
 /// The `run` flags of a row, drags aside.
 pub fn row_flags(scene: ScenePreset, n: usize, cfg: &AppConfig, opts: &Options) -> Vec<String> {
-    let (substeps, cap) = step_settings(cfg.solver, cfg.tolerance());
+    let config::StepSettings {
+        substeps,
+        max_iterations: cap,
+    } = config::step_settings(cfg.solver);
     let mut f: Vec<String> = [
         "--scene",
         scene.name(),
@@ -147,7 +129,8 @@ pub fn row_flags(scene: ScenePreset, n: usize, cfg: &AppConfig, opts: &Options) 
     if let Some(t) = cfg.tolerance {
         f.extend(["--tolerance".into(), format!("{t:e}")]);
     }
-    f.extend(scene_flags(scene).iter().map(|s| s.to_string()));
+    // Spelled out (they are `run`'s defaults too), so the listed command says what ran.
+    f.extend(["--slack".into(), config::slack(scene).to_string()]);
     if opts.no_taut_lock {
         f.push("--no-taut-lock".into());
     }
@@ -337,7 +320,7 @@ pub fn measure(
         let stats = match step_frame_observed(
             &mut world,
             solver.as_mut(),
-            args.substeps,
+            args.substeps(),
             &mut script,
             &mut count,
         ) {
@@ -399,9 +382,9 @@ pub struct AppRow {
     pub tolerance: f64,
     /// Run at `run`'s defaults for its solver, as a baseline.
     pub baseline: bool,
-    /// Substeps per frame ([`step_settings`]).
+    /// Substeps per frame ([`config::step_settings`]).
     pub substeps: u32,
-    /// Iteration cap per pass (0 = none; [`step_settings`]).
+    /// Iteration cap per pass (0 = none; [`config::step_settings`]).
     pub max_iterations: u32,
     /// Frames asked for.
     pub frames: u64,
@@ -730,7 +713,10 @@ pub fn main(args: BenchArgs) -> ExitCode {
                     Some(format!("{n}×{n} failed"))
                 }
             };
-            let (substeps, max_iterations) = step_settings(cfg.solver, cfg.tolerance());
+            let config::StepSettings {
+                substeps,
+                max_iterations,
+            } = config::step_settings(cfg.solver);
             rows.push(AppRow {
                 scene,
                 grid: n,

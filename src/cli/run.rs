@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use super::check_flag;
 use super::{BallArg, GridArg, Vec3Arg, non_negative, positive};
+use crate::config;
 use crate::output::{check_writable, write_atomic};
 use crate::sim::params;
 use crate::sim::{
@@ -22,10 +23,10 @@ use crate::sim::{
 #[derive(Debug, Clone, clap::Args)]
 pub struct RunArgs {
     /// Scene: hanging (004 §4), curtain, drape (over a ball), flag (in the wind).
-    #[arg(long, default_value = "hanging")]
+    #[arg(long, default_value_t = config::SCENE)]
     pub scene: ScenePreset,
     /// Grid: N (N×N) or WxH particles.
-    #[arg(long, default_value = "20")]
+    #[arg(long, default_value_t = GridArg::square(config::GRID))]
     pub grid: GridArg,
     /// Longer side of the cloth, m.
     #[arg(long, allow_negative_numbers = true, default_value_t = 1.0, value_parser = positive)]
@@ -34,14 +35,15 @@ pub struct RunArgs {
     #[arg(long, allow_negative_numbers = true, default_value_t = 0.2, value_parser = positive)]
     pub mass: f64,
     /// Solver: iterative, sle, verlet, strips, strain-limit, newton.
-    #[arg(long, default_value = "iterative")]
+    #[arg(long, default_value_t = config::SOLVER)]
     pub solver: SolverKind,
-    /// Allowed relative strain |d−L|/L (default: 1e-9 for sle, 1e-6 for newton, 1e-3 otherwise).
+    /// Allowed relative strain |d−L|/L [default: 1e-4].
     #[arg(long, allow_negative_numbers = true, value_parser = positive)]
     pub tolerance: Option<f64>,
-    /// Iteration cap per pass (0 = none; the safety cap still applies).
-    #[arg(long, allow_negative_numbers = true, default_value_t = 0)]
-    pub max_iterations: u32,
+    /// Iteration cap per pass (0 = none; the safety cap still applies) [default: the
+    /// solver's, as in the app: 0].
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_iterations: Option<u32>,
     /// Verlet relaxation passes per step.
     #[arg(long, allow_negative_numbers = true, default_value_t = 10)]
     pub verlet_passes: u32,
@@ -61,16 +63,18 @@ pub struct RunArgs {
     /// finish it.
     #[arg(long, allow_negative_numbers = true, default_value_t = SimParams::default().newton_max_steps)]
     pub newton_steps: u32,
-    /// Time step, s.
-    #[arg(long, allow_negative_numbers = true, default_value_t = 1.0 / 30.0, value_parser = positive)]
+    /// Frame time, s: each step of the run is one frame of this length, split into
+    /// `--substeps`.
+    #[arg(long, allow_negative_numbers = true, default_value_t = config::FRAME, value_parser = positive)]
     pub dt: f64,
     /// Number of steps (frames of `--dt`), at most 10 000 000.
     #[arg(long, allow_negative_numbers = true, default_value_t = 100,
           value_parser = clap::value_parser!(u64).range(0..=MAX_STEPS))]
     pub steps: u64,
-    /// Split every step into this many substeps of dt/K (statistics are per step).
-    #[arg(long, allow_negative_numbers = true, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub substeps: u32,
+    /// Split every step into this many substeps of dt/K (statistics are per step)
+    /// [default: the solver's, as in the app: 1 for strips, sle and newton, 10 otherwise].
+    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub substeps: Option<u32>,
     /// Random seed for the initial velocities.
     #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     pub seed: u64,
@@ -80,9 +84,10 @@ pub struct RunArgs {
     /// Pins: corners, top-edge, left-edge, none (any case), or row-major indices like 0,19.
     #[arg(long, value_parser = super::pins)]
     pub pin: Option<PinSpec>,
-    /// Move the pins inward by this fraction of the edge (the cloth starts bent, unstretched).
-    #[arg(long, allow_negative_numbers = true, default_value_t = 0.0, value_parser = non_negative)]
-    pub slack: f64,
+    /// Move the pins inward by this fraction of the edge (the cloth starts bent, unstretched)
+    /// [default: the scene's, as in the app: 0.1 for hanging, 0 otherwise].
+    #[arg(long, allow_negative_numbers = true, value_parser = non_negative)]
+    pub slack: Option<f64>,
     /// Do not hold taut chains (rows or columns pulled straight between two pins at exactly
     /// their rest length) static; solve their particles like the others.
     #[arg(long)]
@@ -137,6 +142,28 @@ impl RunArgs {
         let argv = std::iter::once(std::ffi::OsString::from("run"))
             .chain(flags.into_iter().map(Into::into));
         Run::try_parse_from(argv).map(|r| r.args)
+    }
+
+    /// The tolerance: `--tolerance`, else the default ([`config::TOLERANCE`]).
+    pub fn tolerance(&self) -> f64 {
+        self.tolerance.unwrap_or(config::TOLERANCE)
+    }
+
+    /// Substeps per step: `--substeps`, else the solver's ([`config::step_settings`]).
+    pub fn substeps(&self) -> u32 {
+        self.substeps
+            .unwrap_or(config::step_settings(self.solver).substeps)
+    }
+
+    /// Iteration cap: `--max-iterations`, else the solver's ([`config::step_settings`]).
+    pub fn max_iterations(&self) -> u32 {
+        self.max_iterations
+            .unwrap_or(config::step_settings(self.solver).max_iterations)
+    }
+
+    /// Slack: `--slack`, else the scene's ([`config::slack`]).
+    pub fn slack(&self) -> f64 {
+        self.slack.unwrap_or(config::slack(self.scene))
     }
 }
 
@@ -284,14 +311,14 @@ fn arr(v: &[DVec3]) -> Vec<[f64; 3]> {
 fn check_flags(args: &RunArgs) -> Result<(), String> {
     check_flag("--size", &params::SCENE_SIZE, args.size)?;
     check_flag("--mass", &params::SCENE_MASS, args.mass)?;
-    check_flag("--slack", &params::SCENE_SLACK, args.slack)?;
+    check_flag("--slack", &params::SCENE_SLACK, args.slack())?;
     if let Some(t) = args.tolerance {
         check_flag("--tolerance", &params::TOLERANCE, t)?;
     }
     check_flag(
         "--max-iterations",
         &params::MAX_ITERATIONS,
-        args.max_iterations.into(),
+        args.max_iterations().into(),
     )?;
     check_flag(
         "--verlet-passes",
@@ -335,17 +362,18 @@ fn check_flags(args: &RunArgs) -> Result<(), String> {
         check_flag("--ball radius", &params::BALL_RADIUS, b.radius)?;
     }
     // The step the solver takes is dt/substeps; report it with the values the user typed.
-    let h = args.dt / args.substeps as f64;
+    let substeps = args.substeps();
+    let h = args.dt / substeps as f64;
     if params::DT.reason(h).is_some() {
         let (lo, hi) = (params::shown(params::DT.min), params::shown(params::DT.max));
-        return Err(if args.substeps == 1 {
+        return Err(if substeps == 1 {
             format!("--dt {}: the time step must be in [{lo}, {hi}] s", args.dt)
         } else {
             format!(
                 "--dt {} with --substeps {}: each substep would be {} s, but dt/substeps \
                  must be in [{lo}, {hi}] s",
                 args.dt,
-                args.substeps,
+                substeps,
                 params::shown(h)
             )
         });
@@ -358,12 +386,11 @@ fn check_flags(args: &RunArgs) -> Result<(), String> {
 /// preset's ball at a tiny `--size`) is reported with the flag where one applies.
 pub fn build_world(args: &RunArgs) -> Result<World, String> {
     check_flags(args)?;
-    let tolerance = args.tolerance.unwrap_or(args.solver.default_tolerance());
     let mut params = SimParams {
-        dt: args.dt / args.substeps as f64,
+        dt: args.dt / args.substeps() as f64,
         gravity: args.gravity.0,
-        tolerance,
-        max_iterations: args.max_iterations,
+        tolerance: args.tolerance(),
+        max_iterations: args.max_iterations(),
         verlet_passes: args.verlet_passes,
         sle_max_solves: args.max_solves,
         newton_max_steps: args.newton_steps,
@@ -383,7 +410,7 @@ pub fn build_world(args: &RunArgs) -> Result<World, String> {
     let mut spec = SceneSpec::new(args.scene, args.grid.width, args.grid.height);
     spec.size = args.size;
     spec.mass = args.mass;
-    spec.slack = args.slack;
+    spec.slack = args.slack();
     spec.seed = args.seed;
     if let Some(p) = &args.pin {
         spec.pins = p.clone();
@@ -505,8 +532,8 @@ pub fn simulate(
         solver: args.solver,
         scene: args.scene,
         grid: [topo.width, topo.height],
-        dt: world.params.dt * args.substeps as f64,
-        substeps: args.substeps,
+        dt: world.params.dt * args.substeps() as f64,
+        substeps: args.substeps(),
         steps: 0,
         tolerance: world.params.tolerance,
         max_iterations: world.params.max_iterations,
@@ -560,7 +587,7 @@ pub fn simulate(
     let mut iters: Vec<u32> = Vec::with_capacity(args.steps.min(1 << 16) as usize);
     for _ in 0..args.steps {
         let stats: StepStats =
-            match step_frame(&mut world, solver.as_mut(), args.substeps, &mut drags) {
+            match step_frame(&mut world, solver.as_mut(), args.substeps(), &mut drags) {
                 Ok(s) => s,
                 Err(e) => {
                     report.error = Some(e.to_string());

@@ -61,17 +61,6 @@ impl SolverKind {
         }
     }
 
-    /// Tolerance used when none is given: the SLE solves to 1e-9, Newton to 1e-6 (below
-    /// that a taut pinned row left free makes it crawl, see [`crate::sim::solver::newton`]), the others to
-    /// 1e-3.
-    pub fn default_tolerance(self) -> f64 {
-        match self {
-            SolverKind::Sle => 1e-9,
-            SolverKind::Newton => 1e-6,
-            _ => 1e-3,
-        }
-    }
-
     /// Whether the solver keeps distance constraints at their rest length (within its
     /// tolerance). All but the strain-limit solver (001), which lets them stretch up to a
     /// limit; only these lock taut chains ([`crate::sim::taut`]).

@@ -23,6 +23,11 @@ pub struct FrameTimes {
     last: Option<Instant>,
 }
 
+/// Read-outs that say the tolerance holds.
+const OK: egui::Color32 = egui::Color32::from_rgb(90, 200, 110);
+/// Read-outs that say it does not.
+const WARN: egui::Color32 = egui::Color32::from_rgb(235, 90, 70);
+
 /// Panel-only state.
 #[derive(Resource)]
 pub struct PanelState {
@@ -41,7 +46,7 @@ impl Default for PanelState {
             grid_h: 30,
             show_help: false,
             show_overlay: true,
-            substeps: crate::app::DEFAULT_SUBSTEPS,
+            substeps: crate::config::step_settings(crate::config::SOLVER).substeps,
         }
     }
 }
@@ -62,6 +67,7 @@ impl Plugin for UiPlugin {
 fn sync_panel(state: Res<SimState>, mut panel: ResMut<PanelState>) {
     panel.grid_w = state.world.cloth.topology.width;
     panel.grid_h = state.world.cloth.topology.height;
+    panel.substeps = crate::config::step_settings(state.kind).substeps;
 }
 
 fn frame_time(mut ft: ResMut<FrameTimes>) {
@@ -140,7 +146,7 @@ fn panel(
                 .show(ui, |ui| {
                     controls(ui, state, &mut panel);
                     ui.separator();
-                    solver_section(ui, state);
+                    solver_section(ui, state, &mut panel, &mut fixed);
                     ui.separator();
                     scene_section(ui, state, &mut panel);
                     time_section(ui, state, &mut panel, &mut fixed);
@@ -193,8 +199,15 @@ fn controls(ui: &mut egui::Ui, state: &mut SimState, panel: &mut PanelState) {
     });
 }
 
-/// The solver and its iteration settings.
-fn solver_section(ui: &mut egui::Ui, state: &mut SimState) {
+/// The solver and its iteration settings. Switching solver also switches to its step
+/// settings ([`crate::config::step_settings`]: substeps at the current frame rate, cap), the
+/// ones `run` and `bench app` use for it.
+fn solver_section(
+    ui: &mut egui::Ui,
+    state: &mut SimState,
+    panel: &mut PanelState,
+    fixed: &mut Time<Fixed>,
+) {
     ui.heading("Solver");
     let mut kind = state.kind;
     egui::ComboBox::from_id_salt("solver")
@@ -204,7 +217,15 @@ fn solver_section(ui: &mut egui::Ui, state: &mut SimState) {
                 ui.selectable_value(&mut kind, k, k.label());
             }
         });
-    state.set_solver(kind);
+    if kind != state.kind {
+        state.set_solver(kind);
+        let settings = crate::config::step_settings(kind);
+        let p = &mut state.world.params;
+        let hz = (1.0 / (p.dt * panel.substeps as f64)).round();
+        (panel.substeps, p.dt) = frame_step(hz, settings.substeps);
+        p.max_iterations = settings.max_iterations;
+        fixed.set_timestep_seconds(p.dt);
+    }
     let p = &mut state.world.params;
     param_slider(ui, &params::TOLERANCE, &mut p.tolerance);
     param_slider(ui, &params::MAX_ITERATIONS, &mut p.max_iterations);
@@ -262,7 +283,12 @@ fn scene_section(ui: &mut egui::Ui, state: &mut SimState, panel: &mut PanelState
         let mut scene = SceneSpec::new(preset, panel.grid_w, panel.grid_h);
         scene.size = size;
         scene.mass = mass;
-        scene.slack = slack;
+        // A new preset comes with its own slack (the hanging cloth's 0.1, as at launch).
+        scene.slack = if preset == state.scene.preset {
+            slack
+        } else {
+            crate::config::slack(preset)
+        };
         if preset == state.scene.preset && state.scene.pins != preset.default_pins() {
             scene.pins = match &state.scene.pins {
                 PinSpec::Indices(_) => preset.default_pins(),
@@ -422,15 +448,23 @@ fn readouts_section(ui: &mut egui::Ui, state: &SimState) {
                 s.locked_particles
             ));
         }
-        ui.label(if s.converged {
-            "tolerance met".to_string()
+        // A cap that cut the pass short is what leaves the cloth stretched: say so loudly.
+        let (colour, text) = if s.converged {
+            (OK, "tolerance met".to_string())
         } else if s.hard_capped {
-            "safety cap hit".to_string()
+            (WARN, "safety cap hit: tolerance NOT met".to_string())
         } else if s.capped {
-            "iteration cap hit".to_string()
+            (
+                WARN,
+                "iteration cap hit: tolerance NOT met (raise or clear the cap)".to_string(),
+            )
         } else {
-            "tolerance missed after the solve (contact or gliders moved particles)".to_string()
-        });
+            (
+                WARN,
+                "tolerance missed after the solve (contact or gliders moved particles)".to_string(),
+            )
+        };
+        ui.colored_label(colour, text);
         if s.solver == SolverKind::StrainLimit {
             ui.label(format!(
                 "{} springs outside [a, b] (worst by {:.1e}), {} constrained particles, {} solves{}{}",
@@ -545,6 +579,19 @@ fn overlay(
             };
             ui.label(stats_line("frame", &frames));
             ui.label(stats_line("step", &step));
+            if let Some(s) = state.history.back() {
+                let tol = state.world.params.tolerance;
+                let h = &state.history;
+                let over = h.iter().filter(|s| s.ended_outside(tol)).count();
+                ui.colored_label(
+                    if over == 0 { OK } else { WARN },
+                    format!(
+                        "max strain {:.2e}, tolerance {tol:.0e}: {over} of the last {} steps over",
+                        s.max_strain,
+                        h.len()
+                    ),
+                );
+            }
             let pts = |v: &[f64]| {
                 v.iter()
                     .enumerate()
