@@ -496,6 +496,7 @@ pub fn step_frame_observed(
             *total.timings.slot(p) += s.timings.get(p);
         }
         total.position_iterations += s.position_iterations;
+        total.contact_rounds += s.contact_rounds;
         total.velocity_iterations += s.velocity_iterations;
         total.linear_solves += s.linear_solves;
         total.factorizations += s.factorizations;

@@ -1,11 +1,15 @@
 //! Ball and ground contact.
 //!
-//! Impulse solvers treat contact as an impulse applied before the position pass: a
+//! Impulse solvers treat contact as an inequality on the preview, solved together with the
+//! distance constraints (Bender & Schmitt 2006, which `002` and `004` cite for this): a
 //! particle whose preview would end inside a collider gets the normal velocity change that
 //! puts the preview on the surface, and Coulomb friction limits its tangential velocity
-//! relative to the collider by μ times that change. Because later constraint impulses can
-//! push a particle back in, positions are also projected out after integration (the safety
-//! net Verlet uses as its only contact model, 003).
+//! relative to the collider by μ times that change. The world applies these impulses before
+//! the position pass and again after each pass that left a preview inside a collider, then
+//! re-runs the pass ([`crate::sim::World`], contact rounds), until the preview meets the
+//! distance constraints and the contacts together. Positions are still projected out after
+//! integration as a safety net (the only contact model of Verlet, 003), which moves nothing
+//! once the rounds have converged.
 
 use glam::DVec3;
 
@@ -92,8 +96,9 @@ fn contacts(params: &SimParams, ball: Option<&Ball>, p: DVec3) -> impl Iterator<
         .chain(params.ground.and_then(|g| ground_contact(g, p)))
 }
 
-/// Contact impulses for the impulse solvers. `ball_end` is the ball at t + h. Returns
-/// the number of particles in contact.
+/// Contact impulses for the impulse solvers: every dynamic particle whose preview ends more
+/// than `slop` (m) inside a collider is put back on its surface, with friction. `ball_end`
+/// is the ball at t + h. Returns the number of particles corrected.
 pub fn contact_impulses(
     x: &[DVec3],
     v: &mut [DVec3],
@@ -101,7 +106,11 @@ pub fn contact_impulses(
     accel: &[DVec3],
     params: &SimParams,
     ball_end: Option<&Ball>,
+    slop: f64,
 ) -> usize {
+    if ball_end.is_none() && params.ground.is_none() {
+        return 0;
+    }
     let h = params.dt;
     let mu = params.friction;
     let mut n_contacts = 0;
@@ -110,7 +119,7 @@ pub fn contact_impulses(
             continue;
         }
         let p = preview(x[i], v[i], accel[i], h);
-        for c in contacts(params, ball_end, p) {
+        for c in contacts(params, ball_end, p).filter(|c| c.depth > slop) {
             n_contacts += 1;
             let dvn = c.depth / h;
             v[i] += c.normal * dvn;
@@ -126,9 +135,10 @@ pub fn contact_impulses(
     n_contacts
 }
 
-/// Project penetrating dynamic particles onto the collider surfaces and remove the
-/// velocity into them (used after integration, and by Verlet). When `fix_velocity` is
-/// false only positions move (Verlet derives velocities from positions afterwards).
+/// Project dynamic particles more than `slop` (m) inside a collider onto its surface and
+/// remove the velocity into it (used after integration, and by Verlet). When
+/// `fix_velocity` is false only positions move (Verlet derives velocities from positions
+/// afterwards).
 pub fn project_out(
     x: &mut [DVec3],
     v: &mut [DVec3],
@@ -136,6 +146,7 @@ pub fn project_out(
     params: &SimParams,
     ball: Option<&Ball>,
     fix_velocity: bool,
+    slop: f64,
 ) {
     if ball.is_none() && params.ground.is_none() {
         return;
@@ -144,7 +155,7 @@ pub fn project_out(
         if inv_mass[i] == 0.0 {
             continue;
         }
-        for c in contacts(params, ball, x[i]) {
+        for c in contacts(params, ball, x[i]).filter(|c| c.depth > slop) {
             x[i] += c.normal * c.depth;
             if fix_velocity {
                 let rel = v[i] - c.surface_velocity;

@@ -100,6 +100,9 @@ pub struct StepStats {
     /// Sweeps (iterative, strips), solves (SLE, strain-limit), Newton steps (Newton) or
     /// relaxation passes (Verlet) of the position pass.
     pub position_iterations: u32,
+    /// Position passes re-run because a preview ended inside a collider or off its rod
+    /// ([`crate::sim::MAX_CONTACT_ROUNDS`]); 0 without contact.
+    pub contact_rounds: u32,
     /// Sweeps or solves of the velocity pass.
     pub velocity_iterations: u32,
     /// Largest relative strain |d − L|/L after the step.
@@ -197,6 +200,7 @@ impl StepStats {
             solver,
             timings: PhaseTimings::default(),
             position_iterations: 0,
+            contact_rounds: 0,
             velocity_iterations: 0,
             max_strain: 0.0,
             mean_strain: 0.0,

@@ -54,6 +54,19 @@
 //! one whose factorisation fails (a collapsed constraint) is done by strips alone and
 //! flagged `fell_back`.
 //!
+//! Contact and gliders are constraints of the same system (Bender & Schmitt 2006, the
+//! contact model `002` and `004` cite; 001 §5 for the rods): a particle whose iterate lies
+//! inside the ball or the ground gets the row φ(x) = 0 — φ its signed distance to the
+//! collider's skin, ∇φ the outward normal — which stays active while its multiplier
+//! pushes (an inequality by active set: a row whose multiplier would pull is dropped, a
+//! particle that enters a collider is added), and a glider's particle gets the rows
+//! P(x − anchor) = 0, P the projection across its rod. Each adds only to its particle's
+//! diagonal 3×3 block (penalty·∇φ∇φᵀ; the surfaces' own curvature is left out, the ball's
+//! radius being many spacings), so the pattern and its symbolic analysis do not change.
+//! Their multipliers warm-start like the distance constraints'. Friction is the impulse
+//! the world applies before the pass (Coulomb, bounded by μ times the normal impulse
+//! of the preview's penetration, [`crate::sim::collision`]).
+//!
 //! The velocity constraints (004 eq. 3) are solved by strips sweeps (002) to the
 //! tolerance: they are linear, and an exact solve would need a factorisation of its own
 //! (measured: 2.2 ms of a 50×50 step, the sweeps 0.3–0.5 ms).
@@ -63,7 +76,10 @@ use glam::DVec3;
 use super::strips::StripsSolver;
 use super::{Solver, SolverKind, StepCtx};
 use crate::sim::cloth::{CacheKey, Cloth};
+use crate::sim::collision::CONTACT_SKIN;
+use crate::sim::dof::Glider;
 use crate::sim::kernels::{self, preview};
+use crate::sim::params::Ball;
 use crate::sim::sparse::dissection;
 use crate::sim::sparse::factor::{Factor, SupernodalChoice};
 
@@ -81,6 +97,56 @@ pub const PREDICTOR_SWEEPS: u32 = 10;
 const COMPRESSION_FLOOR: f64 = 0.0625;
 
 const NONE: u32 = u32::MAX;
+
+/// What a side row holds its particle to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Side {
+    /// Outside the ball (with the contact skin).
+    Ball,
+    /// Above the ground (with the contact skin).
+    Ground,
+    /// On the rod of glider `k` of the step's gliders.
+    Rod(usize),
+}
+
+/// A constraint on one particle solved with the distance constraints: contact or rod (see
+/// the module documentation).
+#[derive(Debug, Clone, Copy)]
+struct SideRow {
+    particle: u32,
+    side: Side,
+    /// Multiplier: along the normal for contact (negative while it pushes), across the rod
+    /// for a glider.
+    lambda: DVec3,
+    /// Constraint value at the iterate: φ·n for contact, P(x − anchor) for a rod.
+    c: DVec3,
+    /// Outward normal at the iterate (contact); unused for rods.
+    n: DVec3,
+}
+
+/// The colliders and rods of a step, as side rows see them.
+#[derive(Clone, Copy)]
+struct Surfaces<'a> {
+    ball: Option<&'a Ball>,
+    ground: Option<f64>,
+    gliders: &'a [Glider],
+}
+
+impl Surfaces<'_> {
+    /// Signed distance to the skin of `side` and its outward normal at `x` (contact only).
+    fn contact(&self, side: Side, x: DVec3) -> Option<(f64, DVec3)> {
+        match side {
+            Side::Ball => self.ball.map(|b| {
+                let d = x - b.center;
+                let len = d.length();
+                let n = if len > 1e-12 { d / len } else { DVec3::Y };
+                (len - b.radius - CONTACT_SKIN, n)
+            }),
+            Side::Ground => self.ground.map(|g| (x.y - g - CONTACT_SKIN, DVec3::Y)),
+            Side::Rod(_) => None,
+        }
+    }
+}
 
 /// The block pattern of the 3N×3N Newton matrix for one topology and static set.
 #[derive(Debug, Default)]
@@ -203,6 +269,8 @@ pub struct NewtonSolver {
     /// The (topology, step) of this solver's last position pass: the multipliers are a
     /// warm start only for the next step of the same cloth.
     last_pass: Option<(u64, u64)>,
+    /// Active contact and rod rows.
+    sides: Vec<SideRow>,
     polish: StripsSolver,
 }
 
@@ -288,6 +356,118 @@ impl NewtonSolver {
         Some(worst)
     }
 
+    /// Bring the side rows up to date at `x` and return their largest violation relative to
+    /// `shortest` (a rest length): evaluate every row; drop a contact whose multiplier
+    /// pulls (the particle is free to leave); add a row for every dynamic particle inside
+    /// a collider without one. Contact rows are kept from the last pass when `keep`.
+    fn measure_sides(&mut self, surfaces: &Surfaces<'_>, shortest: f64) -> f64 {
+        let x = &self.x;
+        self.sides.retain(|r| match r.side {
+            Side::Rod(_) => true,
+            _ => {
+                r.lambda.x < 0.0
+                    || surfaces
+                        .contact(r.side, x[r.particle as usize])
+                        .is_some_and(|(phi, _)| phi < 0.0)
+            }
+        });
+        let mut worst = 0.0f64;
+        let had = self.sides.len();
+        for &p in &self.pattern.particle {
+            for side in [Side::Ball, Side::Ground] {
+                if let Some((phi, _)) = surfaces.contact(side, x[p as usize])
+                    && phi < 0.0
+                    && !self.sides[..had]
+                        .iter()
+                        .any(|r| r.particle == p && r.side == side)
+                {
+                    self.sides.push(SideRow {
+                        particle: p,
+                        side,
+                        lambda: DVec3::ZERO,
+                        c: DVec3::ZERO,
+                        n: DVec3::Y,
+                    });
+                }
+            }
+        }
+        for r in &mut self.sides {
+            let xp = x[r.particle as usize];
+            match r.side {
+                Side::Rod(k) => {
+                    let g = &surfaces.gliders[k];
+                    r.c = (xp - g.anchor) - g.along(xp - g.anchor);
+                    worst = worst.max(r.c.length());
+                }
+                side => {
+                    let (phi, n) = surfaces.contact(side, xp).unwrap_or((0.0, DVec3::Y));
+                    r.c = n * phi;
+                    r.n = n;
+                    // Outside with a multiplier that still pushes: that is the violation
+                    // (the row then lets go); inside: the depth.
+                    worst = worst.max(phi.abs());
+                }
+            }
+        }
+        worst / shortest
+    }
+
+    /// Rows for the rods of the step's gliders (dynamic particles only), keeping the
+    /// multipliers of rows that carry over; contact rows are kept only when `keep`.
+    fn begin_sides(&mut self, gliders: &[Glider], keep: bool) {
+        let old = std::mem::take(&mut self.sides);
+        let carried = |particle: u32, side: Side| {
+            old.iter()
+                .find(|r| r.particle == particle && r.side == side)
+                .map_or(DVec3::ZERO, |r| r.lambda)
+        };
+        for (k, g) in gliders.iter().enumerate() {
+            let p = g.particle as u32;
+            if self
+                .pattern
+                .block
+                .get(g.particle)
+                .is_some_and(|&b| b != NONE)
+            {
+                let lambda = if keep {
+                    carried(p, Side::Rod(k))
+                } else {
+                    DVec3::ZERO
+                };
+                self.sides.push(SideRow {
+                    particle: p,
+                    side: Side::Rod(k),
+                    lambda,
+                    c: DVec3::ZERO,
+                    n: DVec3::Y,
+                });
+            }
+        }
+        if keep {
+            self.sides.extend(old.iter().filter(|r| {
+                !matches!(r.side, Side::Rod(_))
+                    && self
+                        .pattern
+                        .block
+                        .get(r.particle as usize)
+                        .is_some_and(|&b| b != NONE)
+            }));
+        }
+    }
+
+    /// The penalty of a side row on particle `p`: [`PENALTY`] times its mass.
+    fn side_penalty(cloth: &Cloth, p: u32) -> f64 {
+        PENALTY / cloth.particles.inv_mass[p as usize]
+    }
+
+    /// The projector of a side row: nnᵀ for contact, I − aaᵀ across a rod.
+    fn side_projector(r: &SideRow, gliders: &[Glider], u: DVec3) -> DVec3 {
+        match r.side {
+            Side::Rod(k) => u - gliders[k].along(u),
+            _ => r.n * r.n.dot(u),
+        }
+    }
+
     /// The negative gradient −(M(x − x̃) + Jᵀ(λ + C/ε)) into `rhs`.
     fn gradient(&mut self, cloth: &Cloth) {
         let pat = &self.pattern;
@@ -315,10 +495,21 @@ impl NewtonSolver {
                 }
             }
         }
+        for r in &self.sides {
+            let pen = Self::side_penalty(cloth, r.particle);
+            let f = match r.side {
+                Side::Rod(_) => r.lambda + r.c * pen,
+                _ => r.n * r.lambda.x + r.c * pen,
+            };
+            let i = 3 * pat.block[r.particle as usize] as usize;
+            for c in 0..3 {
+                self.rhs[i + c] -= f[c];
+            }
+        }
     }
 
     /// The Newton matrix M + Σ λ_k ∇²C_k + Σ ∇C_kᵀ∇C_k / ε_k at `x` (lower triangle).
-    fn assemble(&mut self, cloth: &Cloth) {
+    fn assemble(&mut self, cloth: &Cloth, gliders: &[Glider]) {
         let pat = &self.pattern;
         let t = &cloth.topology;
         let k = &cloth.particles.inv_mass;
@@ -360,11 +551,23 @@ impl NewtonSolver {
                 }
             }
         }
+        // Side rows: penalty × their projector on the particle's diagonal block.
+        for r in &self.sides {
+            let pen = Self::side_penalty(cloth, r.particle);
+            let blk = pat.block[r.particle as usize] as usize;
+            for c in 0..3 {
+                let col = Self::side_projector(r, gliders, DVec3::AXES[c]);
+                let start = pat.diag[3 * blk + c];
+                for rr in c..3 {
+                    self.values[start + rr - c] += pen * col[rr];
+                }
+            }
+        }
     }
 
     /// Take the step in `rhs`: the multipliers move to the linearised constraints'
     /// (Δλ = (J Δx + C)/ε, with J and C at the old iterate), then x += Δx.
-    fn take_step(&mut self, cloth: &Cloth) {
+    fn take_step(&mut self, cloth: &Cloth, gliders: &[Glider]) {
         let pat = &self.pattern;
         let t = &cloth.topology;
         let dx = |q: u32| {
@@ -381,6 +584,14 @@ impl NewtonSolver {
             let jdx = self.dirs[r].dot(dx(b) - dx(a));
             self.lambda[r] += self.penalty[r] * (jdx + self.c[r]);
         }
+        for r in &mut self.sides {
+            let pen = Self::side_penalty(cloth, r.particle);
+            let d = dx(r.particle);
+            match r.side {
+                Side::Rod(_) => r.lambda += (Self::side_projector(r, gliders, d) + r.c) * pen,
+                _ => r.lambda.x += pen * (r.n.dot(d) + r.c.dot(r.n)),
+            }
+        }
         for &p in &pat.particle {
             self.x[p as usize] += dx(p);
         }
@@ -395,7 +606,12 @@ impl Solver for NewtonSolver {
     fn position_pass(&mut self, ctx: &mut StepCtx<'_>) {
         ctx.stats.symbolic_analysis = self.ensure_pattern(ctx.cloth);
         let topology = ctx.cloth.topology.id();
-        let continues = self.last_pass == Some((topology, ctx.stats.step.wrapping_sub(1)));
+        // Multipliers carry over from the last step, and from an earlier pass of this step
+        // (a contact round re-runs the pass: the multipliers it found are the best start).
+        let step = ctx.stats.step;
+        let continues = self
+            .last_pass
+            .is_some_and(|(t, s)| t == topology && (s == step || s.wrapping_add(1) == step));
         self.last_pass = Some((topology, ctx.stats.step));
         let h = ctx.params.dt;
         let tol = ctx.params.tolerance;
@@ -416,6 +632,19 @@ impl Solver for NewtonSolver {
                 .extend((0..p.x.len()).map(|i| preview(p.x[i], p.v[i], ctx.accel[i], h)));
         }
         self.predict(ctx);
+        let surfaces = Surfaces {
+            ball: ctx.ball_end,
+            ground: ctx.params.ground,
+            gliders: ctx.gliders,
+        };
+        let shortest = ctx
+            .cloth
+            .topology
+            .rest
+            .iter()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
+        self.begin_sides(ctx.gliders, continues);
         self.c.resize(nrows, 0.0);
         self.dirs.resize(nrows, DVec3::ZERO);
         if !continues || self.lambda.len() != nrows || !ctx.params.velocity_pass {
@@ -434,7 +663,9 @@ impl Solver for NewtonSolver {
         }
         let max_solves = ctx.params.capped(ctx.params.newton_max_steps);
         let mut solves = 0;
-        let mut worst = self.measure(ctx.cloth);
+        let mut worst = self
+            .measure(ctx.cloth)
+            .map(|w| w.max(self.measure_sides(&surfaces, shortest)));
         let start = worst.unwrap_or(f64::INFINITY);
         let mut ok = true;
         while let Some(w) = worst {
@@ -445,7 +676,7 @@ impl Solver for NewtonSolver {
                 break;
             }
             self.gradient(ctx.cloth);
-            self.assemble(ctx.cloth);
+            self.assemble(ctx.cloth, ctx.gliders);
             // `factor` is Some here: a failed symbolic analysis returned above.
             let Some(f) = self.factor.as_mut() else { break };
             if f.numeric(&self.values).is_err() {
@@ -453,9 +684,11 @@ impl Solver for NewtonSolver {
                 break;
             }
             f.solve_in_place(&mut self.rhs);
-            self.take_step(ctx.cloth);
+            self.take_step(ctx.cloth, ctx.gliders);
             solves += 1;
-            worst = self.measure(ctx.cloth);
+            worst = self
+                .measure(ctx.cloth)
+                .map(|w| w.max(self.measure_sides(&surfaces, shortest)));
         }
         let s = &mut *ctx.stats;
         s.position_iterations = solves;

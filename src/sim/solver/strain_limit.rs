@@ -521,6 +521,7 @@ impl Solver for StrainLimitSolver {
             ctx.params,
             ctx.ball_end,
             true,
+            0.0,
         );
     }
 

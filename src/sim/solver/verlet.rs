@@ -104,6 +104,7 @@ impl Solver for VerletSolver {
             ctx.params,
             ctx.ball_end,
             false,
+            0.0,
         );
         let (max, _) = ctx.cloth.strain_stats();
         ctx.stats.position_iterations = done;
