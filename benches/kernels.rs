@@ -29,7 +29,9 @@ fn benches(c: &mut Criterion) {
         c.bench_function(&format!("gauss_seidel_sweep_{n}x{n}"), |b| {
             let mut cloth = w.cloth.clone();
             let mut scratch = Scratch::default();
-            b.iter(|| iterative::position_pass(&mut cloth, &w.params, &accel, 1, &mut scratch))
+            b.iter(|| {
+                iterative::position_pass(&mut cloth, &w.params, &accel, None, 1, &mut scratch)
+            })
         });
         {
             let mut sle = SleSolver::default();

@@ -437,7 +437,7 @@ impl World {
                     &self.gliders,
                     &mut self.cloth.particles,
                     Some(&mut self.accel),
-                    false,
+                    None,
                 );
             }
             Phase::Collision => {
@@ -452,17 +452,16 @@ impl World {
                     b
                 });
                 if solver.contact_model() != ContactModel::Projection {
+                    let contacts = collision::ContactSweep {
+                        params: &self.params,
+                        ball: self.ball_end.as_ref(),
+                        gliders: &[],
+                        slop: 0.0,
+                    };
                     let p = &mut self.cloth.particles;
-                    collision::contact_impulses(
-                        &p.x,
-                        &mut p.v,
-                        &p.inv_mass,
-                        &self.accel,
-                        &self.params,
-                        self.ball_end.as_ref(),
-                        0.0,
-                    );
-                    hold_on_rods(&self.gliders, &mut self.cloth.particles, None, false);
+                    let a = &self.accel;
+                    contacts.visit(|i| kernels::drift(p.x[i], a[i], h), &mut p.v, &p.inv_mass);
+                    hold_on_rods(&self.gliders, &mut self.cloth.particles, None, None);
                 }
             }
             Phase::Position | Phase::Integration | Phase::Velocity => {
@@ -484,8 +483,15 @@ impl World {
                     }
                     Phase::Integration => {
                         solver.integrate(&mut ctx);
-                        if solver.contact_model() == ContactModel::Impulse {
-                            let slop = contact_slop(ctx.cloth, ctx.params);
+                        // Impulse solvers leave particles within the contact's tolerance of
+                        // the colliders' skin and of the rods; only what is farther is moved.
+                        let impulse = solver.contact_model() == ContactModel::Impulse;
+                        let slop = if impulse {
+                            collision::contact_slop(ctx.cloth, ctx.params)
+                        } else {
+                            0.0
+                        };
+                        if impulse {
                             let p = &mut ctx.cloth.particles;
                             collision::project_out(
                                 &mut p.x,
@@ -497,7 +503,7 @@ impl World {
                                 slop,
                             );
                         }
-                        hold_on_rods(ctx.gliders, &mut ctx.cloth.particles, None, true);
+                        hold_on_rods(ctx.gliders, &mut ctx.cloth.particles, None, Some(slop));
                     }
                     _ => {
                         if ctx.params.velocity_pass || !solver.solves_velocity_constraints() {
@@ -627,30 +633,13 @@ fn first_non_finite(p: &Particles) -> Option<(&'static str, usize)> {
 /// drape and curtain-rod scenes (docs/numerics.md, "Contact inside the solve").
 pub const MAX_CONTACT_ROUNDS: u32 = 16;
 
-/// How deep a preview may end inside a collider's skin (or off its rod) before a contact
-/// round corrects it, and a particle before the projection after integration moves it: the
-/// tolerance times the shortest rest length — the contact's own tolerance, as the strain
-/// tolerance is the distance constraints'. Stricter than the solver's own accuracy, the
-/// rounds never end: each pass moves particles by up to that much (measured: a 30×30
-/// cloth resting on the ball, every round correcting all 356 particles in contact by
-/// ≈ 1e-7 m with a slop of a tenth of it).
-fn contact_slop(cloth: &Cloth, params: &SimParams) -> f64 {
-    let shortest = cloth
-        .topology
-        .rest
-        .iter()
-        .copied()
-        .fold(f64::INFINITY, f64::min);
-    params.tolerance * shortest
-}
-
 /// Contact solved together with the distance constraints (Bender & Schmitt 2006; the
 /// [`ContactModel::Impulse`] solvers): after the position pass, every preview that ends
 /// inside the ball or the ground gets the contact impulse (normal and Coulomb friction,
-/// [`collision::contact_impulses`]) and every glider particle whose preview leaves its rod
+/// [`collision::ContactSweep::visit`]) and every glider particle whose preview leaves its rod
 /// loses its velocity across the rod; then the position pass runs again from there, until
 /// a pass leaves every preview outside the colliders and on the rods (within
-/// [`contact_slop`]) or [`MAX_CONTACT_ROUNDS`] passes have run. A block Gauss–Seidel
+/// [`collision::contact_slop`]) or [`MAX_CONTACT_ROUNDS`] passes have run. A block Gauss–Seidel
 /// between the contact set and the distance constraints: each pass starts from the last
 /// one's velocities, so it is short, and the solvers keep their own caches across the
 /// rounds of one step. Iteration counts add up over the rounds.
@@ -658,31 +647,12 @@ fn contact_rounds(solver: &mut dyn Solver, ctx: &mut StepCtx<'_>) {
     if ctx.ball_end.is_none() && ctx.params.ground.is_none() && ctx.gliders.is_empty() {
         return;
     }
-    let slop = contact_slop(ctx.cloth, ctx.params);
+    let contacts = ctx.contacts();
     let h = ctx.params.dt;
     for _ in 0..MAX_CONTACT_ROUNDS {
         let p = &mut ctx.cloth.particles;
-        let mut corrected = collision::contact_impulses(
-            &p.x,
-            &mut p.v,
-            &p.inv_mass,
-            ctx.accel,
-            ctx.params,
-            ctx.ball_end,
-            slop,
-        );
-        for g in ctx.gliders {
-            let i = g.particle;
-            if p.inv_mass.get(i).is_none_or(|&k| k == 0.0) {
-                continue;
-            }
-            let along = g.along(p.v[i]);
-            if (p.v[i] - along).length() * h > slop {
-                p.v[i] = along;
-                corrected += 1;
-            }
-        }
-        if corrected == 0 {
+        let a = ctx.accel;
+        if contacts.visit(|i| kernels::drift(p.x[i], a[i], h), &mut p.v, &p.inv_mass) == 0 {
             break;
         }
         let s = &mut *ctx.stats;
@@ -711,13 +681,14 @@ fn contact_rounds(solver: &mut dyn Solver, ctx: &mut StepCtx<'_>) {
 }
 
 /// Keep dynamic glider particles on their rods: remove velocity (and, given `accel`,
-/// acceleration) across the rod and, with `positions`, project them back onto it. Pinned or
-/// held particles are left alone, and so are gliders left over from a replaced cloth.
+/// acceleration) across the rod and, given `project`, put those farther than it from the
+/// rod back onto it. Pinned or held particles are left alone, and so are gliders left over
+/// from a replaced cloth.
 fn hold_on_rods(
     gliders: &[Glider],
     p: &mut Particles,
     mut accel: Option<&mut Vec<DVec3>>,
-    positions: bool,
+    project: Option<f64>,
 ) {
     for g in gliders {
         let i = g.particle;
@@ -728,8 +699,11 @@ fn hold_on_rods(
         if let Some(a) = accel.as_mut().and_then(|a| a.get_mut(i)) {
             *a = g.along(*a);
         }
-        if positions {
-            p.x[i] = g.project(p.x[i]);
+        if let Some(slop) = project {
+            let on = g.project(p.x[i]);
+            if on.distance(p.x[i]) > slop {
+                p.x[i] = on;
+            }
         }
     }
 }

@@ -13,6 +13,7 @@ use rayon::prelude::*;
 
 use super::{Solver, SolverKind, StepCtx};
 use crate::sim::cloth::{Cloth, Topology};
+use crate::sim::collision::ContactSweep;
 use crate::sim::kernels::{self, StrainBand, position_impulse, velocity_impulse};
 use crate::sim::params::{ImpulseDirection, SimParams};
 
@@ -252,12 +253,14 @@ fn sweep_until_quiet<K: LinkKernel>(
     v: &mut [DVec3],
     deltas: &mut Vec<Delta>,
     cap: u32,
+    after: &mut dyn FnMut(&mut [DVec3]) -> bool,
 ) -> (u32, bool, f64) {
     let mut sweeps = 0;
     let mut worst = 0.0;
     while sweeps < cap {
         sweeps += 1;
-        let (any, w) = sweep(kernel, links, bounds, v, deltas);
+        let (mut any, w) = sweep(kernel, links, bounds, v, deltas);
+        any |= after(v);
         if !any {
             return (sweeps, true, 0.0);
         }
@@ -267,11 +270,14 @@ fn sweep_until_quiet<K: LinkKernel>(
 }
 
 /// Position pass of Algorithm 1: sweeps until a sweep finds every previewed strain
-/// ≤ `params.tolerance`, or `cap` sweeps.
+/// ≤ `params.tolerance` (and, given `contacts`, every preview outside the colliders and on
+/// the rods: the contact set is visited after each sweep, in the same Gauss–Seidel loop),
+/// or `cap` sweeps.
 pub fn position_pass(
     cloth: &mut Cloth,
     params: &SimParams,
     accel: &[DVec3],
+    contacts: Option<&ContactSweep<'_>>,
     cap: u32,
     scratch: &mut Scratch,
 ) -> PassResult {
@@ -294,6 +300,10 @@ pub fn position_pass(
         drift: &scratch.drift,
         h,
     };
+    let inv_mass = &cloth.particles.inv_mass;
+    let drift = &scratch.drift;
+    let mut after =
+        |v: &mut [DVec3]| contacts.is_some_and(|c| c.visit(|i| drift[i], v, inv_mass) > 0);
     let v = &mut cloth.particles.v;
     let (sweeps, quiet, _) = match params.direction {
         ImpulseDirection::Preview => {
@@ -311,6 +321,7 @@ pub fn position_pass(
                 v,
                 &mut scratch.deltas,
                 cap,
+                &mut after,
             )
         }
         ImpulseDirection::Current => {
@@ -330,6 +341,7 @@ pub fn position_pass(
                 v,
                 &mut scratch.deltas,
                 cap,
+                &mut after,
             )
         }
     };
@@ -377,6 +389,7 @@ pub fn velocity_pass(
         &mut cloth.particles.v,
         &mut scratch.deltas,
         cap,
+        &mut |_| false,
     );
     PassResult {
         sweeps,
@@ -398,7 +411,15 @@ impl Solver for IterativeSolver {
 
     fn position_pass(&mut self, ctx: &mut StepCtx<'_>) {
         let cap = ctx.params.effective_cap();
-        let r = position_pass(ctx.cloth, ctx.params, ctx.accel, cap, &mut self.scratch);
+        let contacts = ctx.contacts();
+        let r = position_pass(
+            ctx.cloth,
+            ctx.params,
+            ctx.accel,
+            Some(&contacts),
+            cap,
+            &mut self.scratch,
+        );
         ctx.stats.position_iterations = r.sweeps;
         ctx.stats
             .set_capped_position_outcome(r.residual, r.converged, cap, ctx.params.hard_cap);

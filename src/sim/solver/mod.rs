@@ -4,6 +4,7 @@
 use glam::DVec3;
 
 use super::cloth::Cloth;
+use super::collision::{self, ContactSweep};
 use super::dof::Glider;
 use super::kernels;
 use super::params::{Ball, SimParams};
@@ -39,6 +40,19 @@ pub struct StepCtx<'a> {
     pub gliders: &'a [Glider],
     /// Statistics of the step being run.
     pub stats: &'a mut StepStats,
+}
+
+impl<'a> StepCtx<'a> {
+    /// The step's contact set — ball, ground, gliders — with the contact's tolerance
+    /// ([`collision::contact_slop`]), for solvers that visit it inside their sweeps.
+    pub fn contacts(&self) -> ContactSweep<'a> {
+        ContactSweep {
+            params: self.params,
+            ball: self.ball_end,
+            gliders: self.gliders,
+            slop: collision::contact_slop(self.cloth, self.params),
+        }
+    }
 }
 
 /// How a solver handles contact.

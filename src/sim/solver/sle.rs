@@ -261,7 +261,15 @@ impl SleSolver {
 
     fn fall_back(&mut self, ctx: &mut StepCtx<'_>) {
         let cap = ctx.params.effective_cap();
-        let r = iterative::position_pass(ctx.cloth, ctx.params, ctx.accel, cap, &mut self.fallback);
+        let contacts = ctx.contacts();
+        let r = iterative::position_pass(
+            ctx.cloth,
+            ctx.params,
+            ctx.accel,
+            Some(&contacts),
+            cap,
+            &mut self.fallback,
+        );
         ctx.stats.fell_back = true;
         ctx.stats.position_iterations = r.sweeps;
         ctx.stats
@@ -385,11 +393,13 @@ impl Solver for SleSolver {
         s.linear_solves += solves;
         s.factorizations = factorizations;
         s.set_position_outcome(worst, worst <= tol, false);
-        if !s.converged {
+        if !s.converged || !ctx.contacts().is_empty() {
             // The damped Newton iteration did not reach the tolerance (strongly nonlinear
             // step): finish with strips (002), whose chain solves are exact and whose block
             // Gauss–Seidel cannot diverge, so an unconverged SLE step never leaves more error
-            // than the strips solver would.
+            // than the strips solver would. With contact or rods, strips also solve them
+            // with the distance constraints (their sweeps visit the contact set), which the
+            // SLE's system does not hold; a sweep that finds nothing to correct ends it.
             self.polish.finish_position_pass(ctx);
         }
     }

@@ -374,7 +374,12 @@ impl StripsSolver {
             Target::Position { drift: &self.drift }
         };
         let links = &self.links;
-        let v = &mut ctx.cloth.particles.v;
+        // Position sweeps visit the contact set after each family (Bender & Schmitt 2006):
+        // contact is solved in the same Gauss–Seidel loop as the chains.
+        let contacts = ctx.contacts();
+        let contacts = (!velocity && !contacts.is_empty()).then_some(contacts);
+        let p = &mut ctx.cloth.particles;
+        let (v, inv_mass) = (&mut p.v, &p.inv_mass);
         let mut sweeps = 0;
         while sweeps < cap {
             sweeps += 1;
@@ -414,6 +419,10 @@ impl StripsSolver {
                             }
                         }
                     }
+                }
+                if let Some(c) = &contacts {
+                    let drift = &self.drift;
+                    any |= c.visit(|i| drift[i], v, inv_mass) > 0;
                 }
             }
             if !any {
