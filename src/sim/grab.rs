@@ -54,7 +54,7 @@ pub const HAND_MASS_RATIO: f64 = 1e4;
 /// 30×30 with a drag 2 m beyond reach (240 frames of 1/60 s, tolerance 1e-4; margin
 /// 1e-3 / 0.03 / 0.1 / 0.15 / 0.2): Newton 35 / 35 / 19 / 11 / 17 ms per frame, p95 213 /
 /// 215 / 36 / 17 / 33 ms; strips capped in 108 / 108 / 27 / 0 / 0 frames. The hand stops
-/// 12 cm higher with 0.15 than with 1e-3, on a drop of about a metre.
+/// 4 cm higher with 0.15 than with 1e-3 (docs/numerics.md, "The grab yields").
 pub const REACH_MARGIN: f64 = 0.15;
 
 /// Relative shrink of the path lengths below which the hand never goes, whatever its

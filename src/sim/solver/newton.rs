@@ -271,6 +271,8 @@ pub struct NewtonSolver {
     last_pass: Option<(u64, u64)>,
     /// Active contact and rod rows.
     sides: Vec<SideRow>,
+    /// Per particle, which contact rows it has (scratch of `measure_sides`).
+    has_side: Vec<u8>,
     polish: StripsSolver,
 }
 
@@ -357,9 +359,9 @@ impl NewtonSolver {
     }
 
     /// Bring the side rows up to date at `x` and return their largest violation relative to
-    /// `shortest` (a rest length): evaluate every row; drop a contact whose multiplier
-    /// pulls (the particle is free to leave); add a row for every dynamic particle inside
-    /// a collider without one. Contact rows are kept from the last pass when `keep`.
+    /// `shortest` (a rest length): drop a contact row whose multiplier pulls and whose
+    /// particle is outside (it is free to leave); add a row for every dynamic particle
+    /// inside a collider without one; evaluate every row.
     fn measure_sides(&mut self, surfaces: &Surfaces<'_>, shortest: f64) -> f64 {
         let x = &self.x;
         self.sides.retain(|r| match r.side {
@@ -372,14 +374,20 @@ impl NewtonSolver {
             }
         });
         let mut worst = 0.0f64;
-        let had = self.sides.len();
+        // Which particles have a ball (bit 0) or ground (bit 1) row already.
+        let bit = |side| if side == Side::Ball { 1u8 } else { 2u8 };
+        self.has_side.clear();
+        self.has_side.resize(x.len(), 0);
+        for r in &self.sides {
+            if !matches!(r.side, Side::Rod(_)) {
+                self.has_side[r.particle as usize] |= bit(r.side);
+            }
+        }
         for &p in &self.pattern.particle {
             for side in [Side::Ball, Side::Ground] {
                 if let Some((phi, _)) = surfaces.contact(side, x[p as usize])
                     && phi < 0.0
-                    && !self.sides[..had]
-                        .iter()
-                        .any(|r| r.particle == p && r.side == side)
+                    && self.has_side[p as usize] & bit(side) == 0
                 {
                     self.sides.push(SideRow {
                         particle: p,
