@@ -629,8 +629,10 @@ fn first_non_finite(p: &Particles) -> Option<(&'static str, usize)> {
     first(&p.x, "position").or_else(|| first(&p.v, "velocity"))
 }
 
-/// Most position passes a step re-runs for contact ([`contact_rounds`]). Measured on the
-/// drape and curtain-rod scenes (docs/numerics.md, "Contact inside the solve").
+/// Most position passes a step re-runs for contact (`contact_rounds`): the safety net for
+/// a pass that left a preview inside a collider or off its rod, which the solvers' own
+/// contact handling makes rare (none on the drape and curtain-rod scenes; docs/numerics.md,
+/// "Contact inside the solve"). Each round is a whole pass, so they are few.
 pub const MAX_CONTACT_ROUNDS: u32 = 16;
 
 /// Contact solved together with the distance constraints (Bender & Schmitt 2006; the
