@@ -67,9 +67,12 @@
 //! the world applies before the pass (Coulomb, bounded by μ times the normal impulse
 //! of the preview's penetration, [`crate::sim::collision`]).
 //!
-//! The velocity constraints (004 eq. 3) are solved by strips sweeps (002) to the
-//! tolerance: they are linear, and an exact solve would need a factorisation of its own
-//! (measured: 2.2 ms of a 50×50 step, the sweeps 0.3–0.5 ms).
+//! The velocity constraints (004 eq. 3) are linear. Up to [`VELOCITY_SWEEPS`] strips
+//! sweeps (002) solve them where they converge fast (the paper's scene: 0.3–0.5 ms at
+//! 50×50); where they do not — a tensioned hanging cloth, 150–450 sweeps a frame — one
+//! exact SLE solve at the end-of-step directions does, with a factorisation of its own
+//! (measured on the app's hanging cloth with a far drag: the velocity pass 4.8 → 0.9 ms per
+//! frame at 30×30, 32 → 2.8 ms at 50×50).
 
 use glam::DVec3;
 
@@ -90,6 +93,10 @@ pub const PENALTY: f64 = 1e12;
 
 /// Strips sweeps that compute Newton's starting point (`NewtonSolver::predict`).
 pub const PREDICTOR_SWEEPS: u32 = 10;
+
+/// Strips sweeps the velocity pass tries before it solves the velocity constraints exactly
+/// (`NewtonSolver::velocity_pass`).
+pub const VELOCITY_SWEEPS: u32 = 8;
 
 /// Smallest (most negative) geometric stiffness a compressed constraint contributes, as
 /// a fraction of its lighter end's mass: a particle has at most four structural
@@ -273,6 +280,8 @@ pub struct NewtonSolver {
     sides: Vec<SideRow>,
     /// Per particle, which contact rows it has (scratch of `measure_sides`).
     has_side: Vec<u8>,
+    /// The velocity pass's exact solve (its own pattern and factor).
+    velocity: super::sle::SleSolver,
     polish: StripsSolver,
 }
 
@@ -730,10 +739,30 @@ impl Solver for NewtonSolver {
     }
 
     fn velocity_pass(&mut self, ctx: &mut StepCtx<'_>) {
-        // Strips sweeps (002), not a factorisation: the velocity constraints are linear, the
-        // position pass leaves no constraint-space factor to reuse, and a fresh exact SLE
-        // solve at the end-of-step directions cost 2.2 ms of a 50×50 step against 0.3–0.5
-        // ms for the sweeps that meet the same tolerance (README, Numerics).
-        self.polish.velocity_pass(ctx);
+        // A few strips sweeps (002) first: where they meet the tolerance (the paper's
+        // scene: 0.3–0.5 ms at 50×50) they are cheaper than a factorisation. Where they do
+        // not — a tensioned hanging cloth, where they crawl (150–450 sweeps, 5 ms at
+        // 30×30 and 32 ms at 50×50 per frame) — one exact SLE solve at the end-of-step
+        // directions (0.6 / 2.0 ms), and strips finish what round-off left.
+        let mut params = ctx.params.clone();
+        params.max_iterations = ctx.params.capped(VELOCITY_SWEEPS);
+        let mut sub = StepCtx {
+            cloth: &mut *ctx.cloth,
+            params: &params,
+            accel: ctx.accel,
+            ball_end: ctx.ball_end,
+            gliders: ctx.gliders,
+            stats: &mut *ctx.stats,
+        };
+        let (first, converged) = self.polish.sweeps(&mut sub, true);
+        if converged {
+            ctx.stats.set_velocity_outcome(first, true);
+            return;
+        }
+        let solved = self.velocity.velocity_exact(ctx.cloth);
+        ctx.stats.linear_solves += u32::from(solved);
+        let (more, converged) = self.polish.sweeps(ctx, true);
+        ctx.stats
+            .set_velocity_outcome(first + u32::from(solved) + more, converged);
     }
 }

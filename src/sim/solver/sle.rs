@@ -212,6 +212,39 @@ impl SleSolver {
         self.factorize()
     }
 
+    /// One exact solve of the velocity constraints (004 eq. 3) at the cloth's current
+    /// positions: A = J M⁻¹ Jᵀ assembled from the end-of-step directions and factorised,
+    /// then Δv = M⁻¹ Jᵀ λ with A λ = −J v, which zeroes every constraint's relative
+    /// velocity up to round-off. For a solver that has no constraint-space factor of its
+    /// own (Newton): on a tensioned hanging cloth strips sweeps crawl here (measured in
+    /// docs/numerics.md, "Newton's velocity pass"). `false` (nothing changed) if a
+    /// constraint has collapsed or A is not positive definite.
+    pub(crate) fn velocity_exact(&mut self, cloth: &mut Cloth) -> bool {
+        self.ensure_pattern(cloth);
+        let t = &cloth.topology;
+        let p = &cloth.particles;
+        let rows = self.pattern.rows.len();
+        self.dirs.resize(rows, DVec3::ZERO);
+        self.rhs.resize(rows, 0.0);
+        for (r, &e) in self.pattern.rows.iter().enumerate() {
+            let [a, b] = t.edges[e as usize];
+            let (a, b) = (a as usize, b as usize);
+            let Some(n) = kernels::unit(p.x[a], p.x[b], t.rest[e as usize]) else {
+                return false;
+            };
+            self.dirs[r] = n;
+            self.rhs[r] = -(p.v[b] - p.v[a]).dot(n);
+        }
+        self.damping = 0.0;
+        self.assemble(cloth);
+        if !self.factorize() {
+            return false;
+        }
+        self.solve();
+        self.apply(cloth, 1.0);
+        true
+    }
+
     /// Kernel entry point (benchmarks): pattern and symbolic analysis if needed, then the
     /// preview directions and a right-hand side. Returns the number of rows.
     pub fn kernel_prepare(&mut self, cloth: &Cloth, accel: &[DVec3], h: f64) -> usize {
