@@ -94,13 +94,7 @@ fn every_impulse_solver_holds_the_tolerance_on_the_ball_and_on_the_rod_in_every_
         p.dt = 1.0 / 60.0;
         let mut world = SceneSpec::new(preset, n, n).build(p).expect("valid scene");
         let mut solver = kind.create();
-        let shortest = world
-            .cloth
-            .topology
-            .rest
-            .iter()
-            .copied()
-            .fold(f64::INFINITY, f64::min);
+        let shortest = world.cloth.topology.shortest_rest();
         // Newton holds the rings on their rods exactly (rows of its system); the sweeps
         // to the contact's tolerance, as they hold particles outside the ball.
         let slop = tol * shortest * (1.0 + 1e-6);

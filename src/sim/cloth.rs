@@ -193,6 +193,12 @@ impl Topology {
         (self.width.max(self.height).saturating_sub(1)).max(1) as f64 * self.longest_rest()
     }
 
+    /// The shortest rest length, m: the scale of the contact's tolerance
+    /// ([`crate::sim::collision::contact_slop`]).
+    pub fn shortest_rest(&self) -> f64 {
+        self.rest.iter().copied().fold(f64::INFINITY, f64::min)
+    }
+
     /// The longest rest length, m: the grid's spacing.
     pub fn longest_rest(&self) -> f64 {
         self.rest.iter().copied().fold(0.0, f64::max)

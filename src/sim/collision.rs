@@ -138,13 +138,7 @@ pub fn project_out(
 /// (measured: a 30×30 cloth resting on the ball, every contact round correcting all 356
 /// particles in contact by ≈ 1e-7 m with a slop of a tenth of it).
 pub fn contact_slop(cloth: &Cloth, params: &SimParams) -> f64 {
-    let shortest = cloth
-        .topology
-        .rest
-        .iter()
-        .copied()
-        .fold(f64::INFINITY, f64::min);
-    params.tolerance * shortest
+    params.tolerance * cloth.topology.shortest_rest()
 }
 
 /// The contact set of a step as the sweep-based solvers see it: inequalities visited once

@@ -314,9 +314,6 @@ impl NewtonSolver {
     /// time step from the strips-on-preview start, 3.1 from this one. The cloth's
     /// velocities are left as they were: only the starting point changes.
     fn predict(&mut self, ctx: &mut StepCtx<'_>) {
-        let sweeps = ctx.params.capped(PREDICTOR_SWEEPS);
-        let mut params = ctx.params.clone();
-        params.max_iterations = sweeps;
         self.saved_v.clone_from(&ctx.cloth.particles.v);
         let next = self.last_step.is_some_and(|(topology, s)| {
             topology == ctx.cloth.topology.id() && s.wrapping_add(1) == ctx.stats.step
@@ -330,6 +327,20 @@ impl NewtonSolver {
                 }
             }
         }
+        self.capped_sweeps(ctx, PREDICTOR_SWEEPS, false);
+        let p = &mut ctx.cloth.particles;
+        let h = ctx.params.dt;
+        self.x.clear();
+        self.x
+            .extend((0..p.x.len()).map(|i| preview(p.x[i], p.v[i], ctx.accel[i], h)));
+        p.v.clone_from(&self.saved_v);
+    }
+
+    /// At most `sweeps` strips sweeps (and the step's own cap) of the position pass or,
+    /// with `velocity`, of the velocity pass: (sweeps done, converged).
+    fn capped_sweeps(&mut self, ctx: &mut StepCtx<'_>, sweeps: u32, velocity: bool) -> (u32, bool) {
+        let mut params = ctx.params.clone();
+        params.max_iterations = ctx.params.capped(sweeps);
         let mut sub = StepCtx {
             cloth: &mut *ctx.cloth,
             params: &params,
@@ -338,13 +349,7 @@ impl NewtonSolver {
             gliders: ctx.gliders,
             stats: &mut *ctx.stats,
         };
-        self.polish.sweeps(&mut sub, false);
-        let p = &mut ctx.cloth.particles;
-        let h = ctx.params.dt;
-        self.x.clear();
-        self.x
-            .extend((0..p.x.len()).map(|i| preview(p.x[i], p.v[i], ctx.accel[i], h)));
-        p.v.clone_from(&self.saved_v);
+        self.polish.sweeps(&mut sub, velocity)
     }
 
     /// Constraint errors, directions and the largest relative strain at `x`; `None` if a
@@ -654,13 +659,7 @@ impl Solver for NewtonSolver {
             ground: ctx.params.ground,
             gliders: ctx.gliders,
         };
-        let shortest = ctx
-            .cloth
-            .topology
-            .rest
-            .iter()
-            .copied()
-            .fold(f64::INFINITY, f64::min);
+        let shortest = ctx.cloth.topology.shortest_rest();
         self.begin_sides(ctx.gliders, continues);
         self.c.resize(nrows, 0.0);
         self.dirs.resize(nrows, DVec3::ZERO);
@@ -744,17 +743,7 @@ impl Solver for NewtonSolver {
         // not — a tensioned hanging cloth, where they crawl (150–450 sweeps, 5 ms at
         // 30×30 and 32 ms at 50×50 per frame) — one exact SLE solve at the end-of-step
         // directions (0.6 / 2.0 ms), and strips finish what round-off left.
-        let mut params = ctx.params.clone();
-        params.max_iterations = ctx.params.capped(VELOCITY_SWEEPS);
-        let mut sub = StepCtx {
-            cloth: &mut *ctx.cloth,
-            params: &params,
-            accel: ctx.accel,
-            ball_end: ctx.ball_end,
-            gliders: ctx.gliders,
-            stats: &mut *ctx.stats,
-        };
-        let (first, converged) = self.polish.sweeps(&mut sub, true);
+        let (first, converged) = self.capped_sweeps(ctx, VELOCITY_SWEEPS, true);
         if converged {
             ctx.stats.set_velocity_outcome(first, true);
             return;

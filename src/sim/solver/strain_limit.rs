@@ -352,13 +352,7 @@ impl StrainLimitSolver {
     /// displacement) keeps it bounded; the remainder is corrected by the next pass or step.
     fn apply_dv(&mut self, ctx: &mut StepCtx<'_>) -> f64 {
         let h = ctx.params.dt;
-        let shortest = ctx
-            .cloth
-            .topology
-            .rest
-            .iter()
-            .copied()
-            .fold(f64::INFINITY, f64::min);
+        let shortest = ctx.cloth.topology.shortest_rest();
         let mut longest = 0.0f64;
         for (d, dv) in self.dof.iter().zip(&self.dv) {
             longest = longest.max(d.apply(*dv).length() * h);
