@@ -4,12 +4,14 @@
 //! distance constraints (Bender & Schmitt 2006, which `002` and `004` cite for this): a
 //! particle whose preview would end inside a collider gets the normal velocity change that
 //! puts the preview on the surface, and Coulomb friction limits its tangential velocity
-//! relative to the collider by μ times that change. The world applies these impulses before
-//! the position pass and again after each pass that left a preview inside a collider, then
-//! re-runs the pass ([`crate::sim::World`], contact rounds), until the preview meets the
-//! distance constraints and the contacts together. Positions are still projected out after
-//! integration as a safety net (the only contact model of Verlet, 003), which moves nothing
-//! once the rounds have converged.
+//! relative to the collider by μ times that change ([`ContactSweep`], which also holds the
+//! curtain rod's rings). The world visits the contact set before the position pass; strips
+//! and the iterative method visit it in every sweep, Newton holds it as rows of its system,
+//! and the world visits it again after a pass that still left a preview inside (contact
+//! rounds, [`crate::sim::MAX_CONTACT_ROUNDS`]). Positions are projected out after
+//! integration only where they are deeper than the contact's tolerance
+//! ([`contact_slop`]) — the only contact model of Verlet (003), a no-op once the pass has
+//! met the contacts.
 
 use glam::DVec3;
 

@@ -635,16 +635,15 @@ fn first_non_finite(p: &Particles) -> Option<(&'static str, usize)> {
 /// "Contact inside the solve"). Each round is a whole pass, so they are few.
 pub const MAX_CONTACT_ROUNDS: u32 = 16;
 
-/// Contact solved together with the distance constraints (Bender & Schmitt 2006; the
-/// [`ContactModel::Impulse`] solvers): after the position pass, every preview that ends
-/// inside the ball or the ground gets the contact impulse (normal and Coulomb friction,
-/// [`collision::ContactSweep::visit`]) and every glider particle whose preview leaves its rod
-/// loses its velocity across the rod; then the position pass runs again from there, until
-/// a pass leaves every preview outside the colliders and on the rods (within
-/// [`collision::contact_slop`]) or [`MAX_CONTACT_ROUNDS`] passes have run. A block Gauss–Seidel
-/// between the contact set and the distance constraints: each pass starts from the last
-/// one's velocities, so it is short, and the solvers keep their own caches across the
-/// rounds of one step. Iteration counts add up over the rounds.
+/// The safety net of contact for the [`ContactModel::Impulse`] solvers, which solve contact
+/// inside their own passes (strips and the iterative method visit the contact set in every
+/// sweep, Newton holds it as rows of its system): if a pass still left a preview inside the
+/// ball or the ground, or off its rod, by more than [`collision::contact_slop`] (a capped
+/// pass), the contact set is visited once ([`collision::ContactSweep::visit`]: normal
+/// impulse with Coulomb friction, a ring put back on its rod) and the pass runs again from
+/// there — a block Gauss–Seidel between the contact set and the distance constraints, at
+/// most [`MAX_CONTACT_ROUNDS`] times. The solvers keep their caches across the rounds of one
+/// step; iteration counts add up over the rounds.
 fn contact_rounds(solver: &mut dyn Solver, ctx: &mut StepCtx<'_>) {
     if ctx.ball_end.is_none() && ctx.params.ground.is_none() && ctx.gliders.is_empty() {
         return;
