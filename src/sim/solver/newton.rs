@@ -247,6 +247,10 @@ impl BlockPattern {
 /// Newton's method with geometric stiffness (see the module documentation).
 #[derive(Debug, Default)]
 pub struct NewtonSolver {
+    /// Solve the velocity constraints with strips sweeps alone, never with the exact SLE
+    /// solve (`NewtonSolver::velocity_pass`): the method before that acceleration, kept
+    /// to check that the two agree (tests/agreement.rs).
+    pub sweeps_only_velocity: bool,
     pattern: BlockPattern,
     factor: Option<Factor>,
     values: Vec<f64>,
@@ -743,6 +747,10 @@ impl Solver for NewtonSolver {
         // not — a tensioned hanging cloth, where they crawl (150–450 sweeps, 5 ms at
         // 30×30 and 32 ms at 50×50 per frame) — one exact SLE solve at the end-of-step
         // directions (0.6 / 2.0 ms), and strips finish what round-off left.
+        if self.sweeps_only_velocity {
+            self.polish.velocity_pass(ctx);
+            return;
+        }
         let (first, converged) = self.capped_sweeps(ctx, VELOCITY_SWEEPS, true);
         if converged {
             ctx.stats.set_velocity_outcome(first, true);
