@@ -22,7 +22,8 @@ use crate::sim::{
 /// Flags of `run`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct RunArgs {
-    /// Scene: hanging (004 §4), curtain, drape (over a ball), flag (in the wind).
+    /// Scene: hanging (004 §4 with `--slack 0`), curtain, drape (over a ball), flag (in the
+    /// wind), curtain-rod.
     #[arg(long, default_value_t = config::SCENE)]
     pub scene: ScenePreset,
     /// Grid: N (N×N) or WxH particles.
