@@ -73,7 +73,7 @@ pub struct RunArgs {
           value_parser = clap::value_parser!(u64).range(0..=MAX_STEPS))]
     pub steps: u64,
     /// Split every step into this many substeps of dt/K (statistics are per step)
-    /// [default: the solver's, as in the app: 1 for strips, sle and newton, 10 otherwise].
+    /// [default: the solver's, as in the app: 1 for newton, 10 otherwise].
     #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub substeps: Option<u32>,
     /// Random seed for the initial velocities.
