@@ -14,14 +14,19 @@ fn tmp(name: &str) -> std::path::PathBuf {
 }
 
 /// Run `impulse-cloth run ARGS --json FILE`, check it succeeded, and parse the report.
-fn run_json(file: &str, args: &[&str]) -> serde_json::Value {
-    let json = tmp(file);
-    let out = bin().args(args).arg("--json").arg(&json).output().unwrap();
+/// Assert that a command exited successfully, showing its standard error if not.
+fn assert_ran(out: &std::process::Output) {
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+fn run_json(file: &str, args: &[&str]) -> serde_json::Value {
+    let json = tmp(file);
+    let out = bin().args(args).arg("--json").arg(&json).output().unwrap();
+    assert_ran(&out);
     serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap()
 }
 
@@ -83,11 +88,7 @@ fn json_report_matches_scene_and_physics() {
         .arg(&obj)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out);
     let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(r["constraints"], 180);
     assert_eq!(r["particles"], 100);
@@ -302,11 +303,7 @@ fn reports_never_replace_what_is_not_a_regular_file() {
     let link = dir.join("link.json");
     std::os::unix::fs::symlink(&real, &link).unwrap();
     let out = run(&link);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out);
     assert!(
         std::fs::symlink_metadata(&link)
             .unwrap()
@@ -342,11 +339,7 @@ fn reports_never_replace_what_is_not_a_regular_file() {
             .custom_flags(0o4000)
             .open(&fifo);
         let got = reader.join().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_ran(&out);
         assert!(
             std::fs::symlink_metadata(&fifo)
                 .unwrap()
@@ -360,11 +353,7 @@ fn reports_never_replace_what_is_not_a_regular_file() {
     let null = std::path::Path::new("/dev/null");
     if std::fs::metadata(null).is_ok_and(|m| m.file_type().is_char_device()) {
         let out = run(null);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_ran(&out);
         assert!(
             std::fs::metadata(null)
                 .unwrap()
@@ -660,11 +649,7 @@ fn bench_app_rows_are_runs_of_their_flags() {
         .arg(&dir)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out);
     let md = std::fs::read_to_string(dir.join("bench.md")).unwrap();
     let header = "| scene | grid | solver | tolerance | step | ms/frame mean | p95 | \
                   iterations/frame | max strain | steps over tolerance | drag held | status |";

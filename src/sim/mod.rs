@@ -486,11 +486,7 @@ impl World {
                         // Impulse solvers leave particles within the contact's tolerance of
                         // the colliders' skin and of the rods; only what is farther is moved.
                         let impulse = solver.contact_model() == ContactModel::Impulse;
-                        let slop = if impulse {
-                            collision::contact_slop(ctx.cloth, ctx.params)
-                        } else {
-                            0.0
-                        };
+                        let slop = if impulse { ctx.contacts().slop } else { 0.0 };
                         if impulse {
                             let p = &mut ctx.cloth.particles;
                             collision::project_out(

@@ -44,14 +44,19 @@ pub struct StepCtx<'a> {
 
 impl<'a> StepCtx<'a> {
     /// The step's contact set — ball, ground, gliders — with the contact's tolerance
-    /// ([`collision::contact_slop`]), for solvers that visit it inside their sweeps.
+    /// ([`collision::contact_slop`], a pass over the rest lengths, so only when there is
+    /// contact: every strips pass asks, also Newton's predictor and velocity pass).
     pub fn contacts(&self) -> ContactSweep<'a> {
-        ContactSweep {
+        let mut c = ContactSweep {
             params: self.params,
             ball: self.ball_end,
             gliders: self.gliders,
-            slop: collision::contact_slop(self.cloth, self.params),
+            slop: 0.0,
+        };
+        if !c.is_empty() {
+            c.slop = collision::contact_slop(self.cloth, self.params);
         }
+        c
     }
 }
 

@@ -140,6 +140,11 @@ struct Surfaces<'a> {
 }
 
 impl Surfaces<'_> {
+    /// No ball, ground or rod: no side rows.
+    fn is_empty(&self) -> bool {
+        self.ball.is_none() && self.ground.is_none() && self.gliders.is_empty()
+    }
+
     /// Signed distance to the skin of `side` and its outward normal at `x` (contact only).
     fn contact(&self, side: Side, x: DVec3) -> Option<(f64, DVec3)> {
         match side {
@@ -663,7 +668,13 @@ impl Solver for NewtonSolver {
             ground: ctx.params.ground,
             gliders: ctx.gliders,
         };
-        let shortest = ctx.cloth.topology.shortest_rest();
+        // The side rows' scale, needed (and a pass over the rest lengths spent) only with
+        // contact or rods.
+        let shortest = if surfaces.is_empty() {
+            f64::INFINITY
+        } else {
+            ctx.cloth.topology.shortest_rest()
+        };
         self.begin_sides(ctx.gliders, continues);
         self.c.resize(nrows, 0.0);
         self.dirs.resize(nrows, DVec3::ZERO);
