@@ -140,3 +140,49 @@ fn every_impulse_solver_holds_the_tolerance_on_the_ball_and_on_the_rod_in_every_
         }
     }
 }
+
+/// A collider that goes away lets go at once: Newton keeps its contact rows (and their
+/// multipliers) from step to step, and a row left over from a ball or ground that no
+/// longer exists would keep pushing. With both removed from a cloth resting on the ball,
+/// the only external force is gravity, so the total momentum grows by M·g·t exactly (the
+/// constraint and spring impulses are equal and opposite).
+#[test]
+fn newton_lets_go_when_the_ball_and_ground_are_removed() {
+    let mut p = params(1e-4);
+    p.dt = 1.0 / 60.0;
+    let mut world = SceneSpec::new(ScenePreset::Drape, 16, 16)
+        .build(p)
+        .expect("valid scene");
+    let mut solver = SolverKind::Newton.create();
+    for _ in 0..60 {
+        world.step(solver.as_mut()).expect("step");
+    }
+    let momentum = |w: &World| {
+        let q = &w.cloth.particles;
+        q.v.iter()
+            .zip(q.inv_mass())
+            .map(|(v, &k)| *v / k)
+            .fold(glam::DVec3::ZERO, |a, b| a + b)
+    };
+    let mass: f64 = world
+        .cloth
+        .particles
+        .inv_mass()
+        .iter()
+        .map(|k| 1.0 / k)
+        .sum();
+    world.params.ball = None;
+    world.params.ground = None;
+    let before = momentum(&world);
+    let steps = 3;
+    for _ in 0..steps {
+        world.step(solver.as_mut()).expect("step");
+    }
+    let expected = before + world.params.gravity * (mass * steps as f64 * world.params.dt);
+    let gained = (momentum(&world) - expected).length();
+    let scale = mass * world.params.gravity.length() * steps as f64 * world.params.dt;
+    assert!(
+        gained <= 1e-6 * scale,
+        "momentum off free fall by {gained:.3e} (gravity's impulse {scale:.3e})"
+    );
+}

@@ -383,18 +383,17 @@ impl NewtonSolver {
 
     /// Bring the side rows up to date at `x` and return their largest violation relative to
     /// `shortest` (a rest length): drop a contact row whose multiplier pulls and whose
-    /// particle is outside (it is free to leave); add a row for every dynamic particle
-    /// inside a collider without one; evaluate every row.
+    /// particle is outside (it is free to leave), or whose collider is gone; add a row for
+    /// every dynamic particle inside a collider without one; evaluate every row.
     fn measure_sides(&mut self, surfaces: &Surfaces<'_>, shortest: f64) -> f64 {
         let x = &self.x;
+        // A row of a collider that is gone (the ball or ground removed since the rows were
+        // made) goes too, whatever its multiplier.
         self.sides.retain(|r| match r.side {
             Side::Rod(_) => true,
-            _ => {
-                r.lambda.x < 0.0
-                    || surfaces
-                        .contact(r.side, x[r.particle as usize])
-                        .is_some_and(|(phi, _)| phi < 0.0)
-            }
+            _ => surfaces
+                .contact(r.side, x[r.particle as usize])
+                .is_some_and(|(phi, _)| r.lambda.x < 0.0 || phi < 0.0),
         });
         let mut worst = 0.0f64;
         // Which particles have a ball (bit 0) or ground (bit 1) row already.
