@@ -67,12 +67,28 @@
 //! the world applies before the pass (Coulomb, bounded by μ times the normal impulse
 //! of the preview's penetration, [`crate::sim::collision`]).
 //!
+//! A numeric factorisation costs about six solves with its factor (50×50: 4.9 against
+//! 0.8 ms), so a Newton step may reuse the last factor instead (a lagged step): the KKT
+//! system [K₀ J₀ᵀ; J₀ −ε] of the factor's iterate is applied to the residual of the
+//! current one, with J₀ in the penalty's and the multipliers' update and the current J in
+//! Jᵀλ. Its error is of the order of how far the directions turned since — not 1/ε times
+//! that, as with the eliminated matrix alone, whose chord steps diverged (docs/numerics.md).
+//! The first step of a time step reuses last step's factor when the predictor starts near
+//! an answer; a later step reuses this pass's factor while the iteration shrinks the strain
+//! by [`LAGGED_RATE`] a step. A lagged step that makes the strain worse is undone (the first
+//! one: more than [`LAGGED_FIRST_UNDO`] times worse), and one with last step's factor ends a
+//! pass only if it also balanced the impulses to the tolerance. Measured on the app's
+//! hanging cloth with a far drag: 2.62 → 1.84 factorisations per frame at 30×30, 4.04 →
+//! 3.40 at 50×50 (`refactor_every_step` keeps plain Newton for tests/agreement.rs).
+//!
 //! The velocity constraints (004 eq. 3) are linear. Up to [`VELOCITY_SWEEPS`] strips
 //! sweeps (002) solve them where they converge fast (the paper's scene: 0.3–0.5 ms at
 //! 50×50); where they do not — a tensioned hanging cloth, 150–450 sweeps a frame — one
 //! exact SLE solve at the end-of-step directions does, with a factorisation of its own
 //! (measured on the app's hanging cloth with a far drag: the velocity pass 4.8 → 0.9 ms per
-//! frame at 30×30, 32 → 2.8 ms at 50×50).
+//! frame at 30×30, 32 → 2.8 ms at 50×50). Sweeps that failed are skipped for the next
+//! [`VELOCITY_RETRY`] steps (they fail step after step where they fail: 0.9 → 0.65 ms at
+//! 30×30, 2.6 → 2.0 ms at 50×50).
 
 use glam::DVec3;
 
@@ -97,6 +113,28 @@ pub const PREDICTOR_SWEEPS: u32 = 10;
 /// Strips sweeps the velocity pass tries before it solves the velocity constraints exactly
 /// (`NewtonSolver::velocity_pass`).
 pub const VELOCITY_SWEEPS: u32 = 8;
+
+/// A Newton step taken with an old factor (a lagged step) must shrink the largest
+/// constraint error by this factor, or the next step factorises afresh.
+pub const LAGGED_RATE: f64 = 0.25;
+
+/// Largest strain at the predictor's iterate for which the first Newton step of a time
+/// step reuses last step's factor: beyond it the step is far from the last one's answer (a
+/// grab that starts or jumps: 0.25 to 1.7 where a drag starts on the hanging 50×50, against
+/// 5e-4 to 9e-3 in steady frames) and a lagged step does harm.
+pub const LAGGED_START: f64 = 1e-2;
+
+/// A lagged first step of a time step (last step's factor) that leaves the largest
+/// constraint error more than this many times larger (or not finite) is undone. That step
+/// often grows the strain while it brings the impulses into balance (5e-4 → 3.5e-3 on the
+/// hanging 50×50; a fresh factor too: 5e-4 → 1.2e-3), and the fresh step after it
+/// converges from there. A later lagged step is undone if it grows the error at all.
+pub const LAGGED_FIRST_UNDO: f64 = 10.0;
+
+/// Steps for which the velocity pass goes straight to its exact solve after its sweeps
+/// failed: on the hanging cloth they fail in 239 of 240 frames and cost 0.8 ms per frame at
+/// 50×50 (of 2.6 for the pass).
+pub const VELOCITY_RETRY: u64 = 16;
 
 /// Smallest (most negative) geometric stiffness a compressed constraint contributes, as
 /// a fraction of its lighter end's mass: a particle has at most four structural
@@ -129,6 +167,8 @@ struct SideRow {
     c: DVec3,
     /// Outward normal at the iterate (contact); unused for rods.
     n: DVec3,
+    /// The normal the factor was assembled with (contact).
+    n0: DVec3,
 }
 
 /// The colliders and rods of a step, as side rows see them.
@@ -256,6 +296,10 @@ pub struct NewtonSolver {
     /// solve (`NewtonSolver::velocity_pass`): the method before that acceleration, kept
     /// to check that the two agree (tests/agreement.rs).
     pub sweeps_only_velocity: bool,
+    /// Factorise the Newton matrix at every Newton step (plain Newton), never reuse a
+    /// factor (`NewtonSolver::position_pass`): the method before the lagged factor, kept
+    /// to check that the two agree (tests/agreement.rs).
+    pub refactor_every_step: bool,
     pattern: BlockPattern,
     factor: Option<Factor>,
     values: Vec<f64>,
@@ -272,8 +316,19 @@ pub struct NewtonSolver {
     c: Vec<f64>,
     /// Unit direction of every row at `x` (J's rows).
     dirs: Vec<DVec3>,
+    /// The directions the factor was assembled with (J₀'s rows).
+    dirs0: Vec<DVec3>,
+    /// The iterate, multipliers and side rows before a lagged step, to undo it.
+    saved_x: Vec<DVec3>,
+    saved_lambda: Vec<f64>,
+    saved_sides: Vec<SideRow>,
+    /// The side rows (particle, side) the factor was assembled with; `None` when there is
+    /// no factor to reuse (a new pattern, a failed factorisation, a fallback).
+    factored_sides: Option<Vec<(u32, Side)>>,
     /// Negative gradient, then the Newton step.
     rhs: Vec<f64>,
+    /// Jᵀλ per block (scratch of `imbalance`).
+    push: Vec<DVec3>,
     /// The cloth's velocities while the predictor runs.
     saved_v: Vec<DVec3>,
     /// Last step's position change x − x̃ of each particle (zero for static ones): the net
@@ -291,6 +346,8 @@ pub struct NewtonSolver {
     has_side: Vec<u8>,
     /// The velocity pass's exact solve (its own pattern and factor).
     velocity: super::sle::SleSolver,
+    /// (topology, step) at which the velocity pass's sweeps last failed to converge.
+    velocity_sweeps_failed: Option<(u64, u64)>,
     polish: StripsSolver,
 }
 
@@ -311,6 +368,7 @@ impl NewtonSolver {
             dissection::particles_order(&cloth.topology, cloth.len(), &self.pattern.particle, 3),
         );
         self.lambda.clear();
+        self.factored_sides = None;
         true
     }
 
@@ -417,6 +475,7 @@ impl NewtonSolver {
                         lambda: DVec3::ZERO,
                         c: DVec3::ZERO,
                         n: DVec3::Y,
+                        n0: DVec3::Y,
                     });
                 }
             }
@@ -470,6 +529,7 @@ impl NewtonSolver {
                     lambda,
                     c: DVec3::ZERO,
                     n: DVec3::Y,
+                    n0: DVec3::Y,
                 });
             }
         }
@@ -498,6 +558,42 @@ impl NewtonSolver {
         }
     }
 
+    /// How far the iterate is from balancing its impulses: the largest distance between a
+    /// particle and where its multipliers put it, |x − x̃ + M⁻¹Jᵀλ| (side rows included),
+    /// in metres. Zero at the answer of the step; after a fresh Newton step it is of second
+    /// order, after a lagged one of first order in how far the directions moved.
+    fn imbalance(&mut self, cloth: &Cloth) -> f64 {
+        let pat = &self.pattern;
+        let t = &cloth.topology;
+        let k = &cloth.particles.inv_mass;
+        self.push.clear();
+        self.push.resize(pat.particle.len(), DVec3::ZERO);
+        for (r, &e) in pat.rows.iter().enumerate() {
+            let [a, b] = t.edges[e as usize];
+            let f = self.dirs[r] * self.lambda[r];
+            for (q, sign) in [(a, -1.0), (b, 1.0)] {
+                let blk = pat.block[q as usize];
+                if blk != NONE {
+                    self.push[blk as usize] += f * sign;
+                }
+            }
+        }
+        for r in &self.sides {
+            let f = match r.side {
+                Side::Rod(_) => r.lambda,
+                _ => r.n * r.lambda.x,
+            };
+            self.push[pat.block[r.particle as usize] as usize] += f;
+        }
+        let mut worst = 0.0f64;
+        for (b, &p) in pat.particle.iter().enumerate() {
+            let p = p as usize;
+            let r = self.x[p] - self.target[p] + self.push[b] * k[p];
+            worst = worst.max(r.length());
+        }
+        worst
+    }
+
     /// The negative gradient −(M(x − x̃) + Jᵀ(λ + C/ε)) into `rhs`.
     fn gradient(&mut self, cloth: &Cloth) {
         let pat = &self.pattern;
@@ -513,7 +609,9 @@ impl NewtonSolver {
         }
         for (r, &e) in pat.rows.iter().enumerate() {
             let [a, b] = t.edges[e as usize];
-            let f = self.dirs[r] * (self.lambda[r] + self.penalty[r] * self.c[r]);
+            // Jᵀλ at the iterate, the penalty's J₀ᵀC/ε with the factor's directions (the
+            // same thing right after a factorisation).
+            let f = self.dirs[r] * self.lambda[r] + self.dirs0[r] * (self.penalty[r] * self.c[r]);
             // ∇_a C = −n, ∇_b C = n.
             for (q, sign) in [(a, 1.0), (b, -1.0)] {
                 let blk = pat.block[q as usize];
@@ -529,7 +627,7 @@ impl NewtonSolver {
             let pen = Self::side_penalty(cloth, r.particle);
             let f = match r.side {
                 Side::Rod(_) => r.lambda + r.c * pen,
-                _ => r.n * r.lambda.x + r.c * pen,
+                _ => r.n * r.lambda.x + r.n0 * (r.c.dot(r.n) * pen),
             };
             let i = 3 * pat.block[r.particle as usize] as usize;
             for c in 0..3 {
@@ -611,7 +709,7 @@ impl NewtonSolver {
         };
         for (r, &e) in pat.rows.iter().enumerate() {
             let [a, b] = t.edges[e as usize];
-            let jdx = self.dirs[r].dot(dx(b) - dx(a));
+            let jdx = self.dirs0[r].dot(dx(b) - dx(a));
             self.lambda[r] += self.penalty[r] * (jdx + self.c[r]);
         }
         for r in &mut self.sides {
@@ -619,7 +717,7 @@ impl NewtonSolver {
             let d = dx(r.particle);
             match r.side {
                 Side::Rod(_) => r.lambda += (Self::side_projector(r, gliders, d) + r.c) * pen,
-                _ => r.lambda.x += pen * (r.n.dot(d) + r.c.dot(r.n)),
+                _ => r.lambda.x += pen * (r.n0.dot(d) + r.c.dot(r.n)),
             }
         }
         for &p in &pat.particle {
@@ -643,6 +741,10 @@ impl Solver for NewtonSolver {
             .last_pass
             .is_some_and(|(t, s)| t == topology && (s == step || s.wrapping_add(1) == step));
         self.last_pass = Some((topology, ctx.stats.step));
+        if !continues {
+            // What the velocity pass learnt of an earlier run does not hold for this one.
+            self.velocity_sweeps_failed = None;
+        }
         let h = ctx.params.dt;
         let tol = ctx.params.tolerance;
         let nrows = self.pattern.rows.len();
@@ -693,42 +795,101 @@ impl Solver for NewtonSolver {
         }
         let max_solves = ctx.params.capped(ctx.params.newton_max_steps);
         let mut solves = 0;
+        let mut factorizations = 0;
         let mut worst = self
             .measure(ctx.cloth)
             .map(|w| w.max(self.measure_sides(&surfaces, shortest)));
         let start = worst.unwrap_or(f64::INFINITY);
         let mut ok = true;
+        // The first Newton step reuses the last step's factor, if this solver made it for
+        // this cloth in the step before (or an earlier pass of this one).
+        let mut refactor =
+            self.refactor_every_step || !continues || worst.is_none_or(|w| w > LAGGED_START);
+        // Whether a Newton step has been kept, whether this pass has factorised, and whether
+        // the last step kept was a lagged one with last time step's factor.
+        let (mut kept, mut fresh, mut last_stale) = (false, false, false);
         while let Some(w) = worst {
             // At least one Newton step, even when the predictor alone met the tolerance: it
             // brings the multipliers up to date, and a step that skipped it left the next
-            // one 15–20 Newton steps from stale multipliers (measured).
-            if (w <= tol && solves > 0) || solves >= max_solves {
+            // one 15–20 Newton steps from stale multipliers (measured). A step with this
+            // pass's factor right after it was made is a chord step of Newton's own
+            // iteration; one with last step's factor ends the pass only if it also balanced
+            // the impulses to the tolerance: the strains alone do not tell its answer from
+            // the step's own.
+            let done = w <= tol
+                && kept
+                && (!last_stale
+                    || self.imbalance(ctx.cloth) <= tol * ctx.cloth.topology.shortest_rest());
+            if done || solves >= max_solves {
                 break;
+            }
+            if w <= tol && kept {
+                // Converged but for a lagged step's imbalance: a fresh Newton step.
+                refactor = true;
+            }
+            let sides: Vec<(u32, Side)> = self.sides.iter().map(|r| (r.particle, r.side)).collect();
+            let lagged = !refactor
+                && self.dirs0.len() == nrows
+                && self.factored_sides.as_ref() == Some(&sides);
+            if lagged {
+                // The last factor, applied to the KKT residual at this iterate (see the
+                // module documentation); undone if it blows the iterate up.
+                self.saved_x.clone_from(&self.x);
+                self.saved_lambda.clone_from(&self.lambda);
+                self.saved_sides.clone_from(&self.sides);
+            } else {
+                // A Newton step proper: the matrix at this iterate.
+                self.dirs0.clone_from(&self.dirs);
+                self.sides.iter_mut().for_each(|r| r.n0 = r.n);
+                self.assemble(ctx.cloth, ctx.gliders);
+                factorizations += 1;
+                // `factor` is Some here: a failed symbolic analysis returned above.
+                let Some(f) = self.factor.as_mut() else { break };
+                if f.numeric(&self.values).is_err() {
+                    self.factored_sides = None;
+                    ok = false;
+                    break;
+                }
+                self.factored_sides = Some(sides);
+                fresh = true;
             }
             self.gradient(ctx.cloth);
-            self.assemble(ctx.cloth, ctx.gliders);
-            // `factor` is Some here: a failed symbolic analysis returned above.
             let Some(f) = self.factor.as_mut() else { break };
-            if f.numeric(&self.values).is_err() {
-                ok = false;
-                break;
-            }
             f.solve_in_place(&mut self.rhs);
             self.take_step(ctx.cloth, ctx.gliders);
             solves += 1;
             worst = self
                 .measure(ctx.cloth)
                 .map(|w| w.max(self.measure_sides(&surfaces, shortest)));
+            // A fresh factor is tried again at the next iterate; an old one only while it
+            // keeps shrinking the error by LAGGED_RATE.
+            // The old factor serves the next step only while the iteration converges fast:
+            // far from the answer a lagged step does harm (a grab that jumps 0.37 m
+            // alternated fresh and lagged steps without converging in 50).
+            refactor = self.refactor_every_step || worst.is_none_or(|w2| w2 > LAGGED_RATE * w);
+            let undo = if solves == 1 { LAGGED_FIRST_UNDO } else { 1.0 };
+            if lagged && worst.is_none_or(|w2| w2 > undo * w) {
+                std::mem::swap(&mut self.x, &mut self.saved_x);
+                std::mem::swap(&mut self.lambda, &mut self.saved_lambda);
+                std::mem::swap(&mut self.sides, &mut self.saved_sides);
+                worst = self
+                    .measure(ctx.cloth)
+                    .map(|w| w.max(self.measure_sides(&surfaces, shortest)));
+            } else {
+                kept = true;
+                last_stale = lagged && !fresh;
+            }
         }
         let s = &mut *ctx.stats;
         s.position_iterations = solves;
-        s.factorizations = solves + u32::from(!ok);
+        s.factorizations = factorizations;
         s.linear_solves = solves;
         let Some(worst) = worst.filter(|&w| ok && w.is_finite() && w <= start.max(tol)) else {
             // A collapsed constraint, a matrix that lost definiteness, or Newton steps that
             // left the preview worse than they found it: keep the preview, let strips do the
             // step; the multipliers are not to be trusted next step either.
             s.fell_back = true;
+            self.factored_sides = None;
             self.lambda.iter_mut().for_each(|l| *l = 0.0);
             self.last_shift.clear();
             self.polish.finish_position_pass(ctx);
@@ -761,10 +922,23 @@ impl Solver for NewtonSolver {
             self.polish.velocity_pass(ctx);
             return;
         }
-        let (first, converged) = self.capped_sweeps(ctx, VELOCITY_SWEEPS, true);
-        if converged {
-            ctx.stats.set_velocity_outcome(first, true);
-            return;
+        // Sweeps that failed within the last VELOCITY_RETRY steps of this cloth are
+        // skipped: the scene that defeats them does so step after step.
+        let topology = ctx.cloth.topology.id();
+        let step = ctx.stats.step;
+        let skip = self
+            .velocity_sweeps_failed
+            .is_some_and(|(t, s)| t == topology && step >= s && step - s < VELOCITY_RETRY);
+        let mut first = 0;
+        if !skip {
+            let (done, converged) = self.capped_sweeps(ctx, VELOCITY_SWEEPS, true);
+            if converged {
+                self.velocity_sweeps_failed = None;
+                ctx.stats.set_velocity_outcome(done, true);
+                return;
+            }
+            self.velocity_sweeps_failed = Some((topology, step));
+            first = done;
         }
         let solved = self.velocity.velocity_exact(ctx.cloth);
         ctx.stats.linear_solves += u32::from(solved);
