@@ -861,11 +861,9 @@ impl Solver for NewtonSolver {
             worst = self
                 .measure(ctx.cloth)
                 .map(|w| w.max(self.measure_sides(&surfaces, shortest)));
-            // A fresh factor is tried again at the next iterate; an old one only while it
-            // keeps shrinking the error by LAGGED_RATE.
-            // The old factor serves the next step only while the iteration converges fast:
-            // far from the answer a lagged step does harm (a grab that jumps 0.37 m
-            // alternated fresh and lagged steps without converging in 50).
+            // The factor serves the next step only while the iteration shrinks the error by
+            // LAGGED_RATE a step: far from the answer a lagged step does harm (a grab that
+            // jumps 0.37 m alternated fresh and lagged steps without converging in 50).
             refactor = self.refactor_every_step || worst.is_none_or(|w2| w2 > LAGGED_RATE * w);
             let undo = if solves == 1 { LAGGED_FIRST_UNDO } else { 1.0 };
             if lagged && worst.is_none_or(|w2| w2 > undo * w) {
