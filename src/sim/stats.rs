@@ -117,7 +117,7 @@ pub struct StepStats {
     /// SLE and strain-limit: largest relative residual ‖Aλ − b‖/‖b‖ of their solves.
     pub solve_residual: f64,
     /// Direct solvers: numeric factorisations this step (the SLE: 1 unless its chord
-    /// iteration stalled; Newton: one per Newton step).
+    /// iteration stalled; Newton: one per Newton step that did not reuse a factor).
     pub factorizations: u32,
     /// SLE and Newton: strips sweeps (002) that finished a position pass they left
     /// unconverged.

@@ -487,7 +487,8 @@ fn readouts_section(ui: &mut egui::Ui, state: &SimState) {
         }
         if s.solver == SolverKind::Newton {
             ui.label(format!(
-                "Newton: {} steps (factorisations), {} strips sweeps to finish{}{}",
+                "Newton: {} steps, {} factorisations, {} strips sweeps to finish{}{}",
+                s.position_iterations,
                 s.factorizations,
                 s.polish_sweeps,
                 if s.symbolic_analysis {
