@@ -485,13 +485,13 @@ pub const LIMIT_PASSES: Param = Param::new("strain_limits.passes", "solves per s
     .range(1.0, 100.0)
     .integer()
     .help("linear solves per step of the strain-limit solver (1 = 001 exactly)");
-/// The scene's longer side (checked by the front ends before a scene is built: far outside
-/// this range the squared lengths of the step overflow or vanish).
+/// The scene's longer side (checked by `SceneSpec::build`, and by the front ends to name
+/// their flag: far outside this range the squared lengths of the step overflow or vanish).
 pub const SCENE_SIZE: Param = Param::new("size", "size (m)", "m")
     .range(1e-3, 1e3)
     .slider(0.1, 10.0)
     .help("longer side of the cloth");
-/// The scene's total mass (checked by the front ends like [`SCENE_SIZE`]).
+/// The scene's total mass (checked like [`SCENE_SIZE`]).
 pub const SCENE_MASS: Param = Param::new("mass", "mass (kg)", "kg")
     .range(1e-6, 1e6)
     .slider(0.01, 5.0)

@@ -195,6 +195,8 @@ impl SceneSpec {
     /// Build the world: cloth, pins, initial velocities, and the preset's parameters on
     /// top of `params` (ball, ground and wind for the presets that have them).
     pub fn build(&self, params: SimParams) -> Result<World, SimError> {
+        super::params::SCENE_SIZE.check(self.size)?;
+        super::params::SCENE_MASS.check(self.mass)?;
         super::params::SCENE_SLACK.check(self.slack)?;
         if !(self.perturb.is_finite() && (0.0..=1.0).contains(&self.perturb)) {
             return Err(SimError::param(
@@ -374,6 +376,33 @@ mod tests {
         for p in ScenePreset::ALL {
             assert_eq!(p.name().parse::<ScenePreset>(), Ok(p));
             assert!(err.contains(p.name()), "{err}");
+        }
+    }
+
+    /// A size or mass outside its range is an error of the library itself, naming the
+    /// parameter, not something only the front ends catch (a NaN size used to build a
+    /// cloth of NaN positions, a zero mass one of infinite inverse masses).
+    #[test]
+    fn a_scene_of_bad_size_or_mass_is_refused() {
+        let ok = SceneSpec::new(ScenePreset::Hanging, 5, 5);
+        assert!(ok.build(SimParams::default()).is_ok());
+        for (size, mass, name) in [
+            (f64::NAN, 0.2, "size"),
+            (0.0, 0.2, "size"),
+            (1e9, 0.2, "size"),
+            (1.0, 0.0, "mass"),
+            (1.0, f64::INFINITY, "mass"),
+            (1.0, -1.0, "mass"),
+        ] {
+            let spec = SceneSpec {
+                size,
+                mass,
+                ..ok.clone()
+            };
+            let Err(err) = spec.build(SimParams::default()) else {
+                panic!("{size} m, {mass} kg: built");
+            };
+            assert!(err.to_string().contains(name), "{size} m, {mass} kg: {err}");
         }
     }
 }
