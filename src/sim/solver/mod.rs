@@ -42,6 +42,36 @@ pub struct StepCtx<'a> {
     pub stats: &'a mut StepStats,
 }
 
+/// Which step of which cloth something a solver keeps from one step to the next belongs
+/// to: a warm start, a factor, what a pass learnt. It holds only for the same cloth (its
+/// topology) a step or a few later — not after a solver switch, a rebuilt world or a
+/// replaced cloth, whose steps are not the ones it was made in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepMark {
+    topology: u64,
+    step: u64,
+}
+
+impl StepMark {
+    /// The step `ctx` runs.
+    pub fn of(ctx: &StepCtx<'_>) -> StepMark {
+        StepMark {
+            topology: ctx.cloth.topology.id(),
+            step: ctx.stats.step,
+        }
+    }
+
+    /// Whether `now` is this step or one of the `steps − 1` after it, on the same cloth.
+    pub fn within(self, now: StepMark, steps: u64) -> bool {
+        self.topology == now.topology && now.step >= self.step && now.step - self.step < steps
+    }
+
+    /// Whether `now` is the step right after this one, on the same cloth.
+    pub fn precedes(self, now: StepMark) -> bool {
+        self.topology == now.topology && self.step.wrapping_add(1) == now.step
+    }
+}
+
 impl<'a> StepCtx<'a> {
     /// The step's contact set — ball, ground, gliders — with the contact's tolerance
     /// ([`collision::contact_slop`], a pass over the rest lengths, so only when there is
@@ -122,5 +152,29 @@ impl SolverKind {
             SolverKind::StrainLimit => Box::new(StrainLimitSolver::default()),
             SolverKind::Newton => Box::new(NewtonSolver::default()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StepMark;
+
+    fn mark(topology: u64, step: u64) -> StepMark {
+        StepMark { topology, step }
+    }
+
+    /// A mark holds for the steps after it on its own cloth only: never for an earlier
+    /// step (a world rebuilt with the same cloth starts counting again), never for another
+    /// cloth, and `precedes` for the next step alone.
+    #[test]
+    fn a_step_mark_holds_for_the_next_steps_of_its_own_cloth() {
+        let m = mark(7, 10);
+        assert!(m.precedes(mark(7, 11)));
+        assert!(!m.precedes(mark(7, 10)) && !m.precedes(mark(7, 12)));
+        assert!(!m.precedes(mark(8, 11)));
+        assert!(m.within(mark(7, 10), 1) && !m.within(mark(7, 11), 1));
+        assert!(m.within(mark(7, 25), 16) && !m.within(mark(7, 26), 16));
+        assert!(!m.within(mark(7, 9), 16) && !m.within(mark(8, 10), 16));
+        assert!(mark(7, u64::MAX).precedes(mark(7, 0)));
     }
 }

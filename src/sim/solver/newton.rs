@@ -93,7 +93,7 @@
 use glam::DVec3;
 
 use super::strips::StripsSolver;
-use super::{Solver, SolverKind, StepCtx};
+use super::{Solver, SolverKind, StepCtx, StepMark};
 use crate::sim::cloth::{CacheKey, Cloth};
 use crate::sim::collision::CONTACT_SKIN;
 use crate::sim::dof::Glider;
@@ -334,20 +334,19 @@ pub struct NewtonSolver {
     /// Last step's position change x − x̃ of each particle (zero for static ones): the net
     /// effect of its constraint impulses, the predictor's starting guess for this step's.
     last_shift: Vec<DVec3>,
-    /// The (topology, step) `last_shift` belongs to: it is used only by the step right
-    /// after it on the same cloth (not after a solver switch or a rebuilt world).
-    last_step: Option<(u64, u64)>,
-    /// The (topology, step) of this solver's last position pass: the multipliers are a
-    /// warm start only for the next step of the same cloth.
-    last_pass: Option<(u64, u64)>,
+    /// The step `last_shift` belongs to: it is used only by the step right after it.
+    last_step: Option<StepMark>,
+    /// This solver's last position pass: the multipliers (and the factor) are a warm start
+    /// only for the next step of the same cloth, or another pass of this one.
+    last_pass: Option<StepMark>,
     /// Active contact and rod rows.
     sides: Vec<SideRow>,
     /// Per particle, which contact rows it has (scratch of `measure_sides`).
     has_side: Vec<u8>,
     /// The velocity pass's exact solve (its own pattern and factor).
     velocity: super::sle::SleSolver,
-    /// (topology, step) at which the velocity pass's sweeps last failed to converge.
-    velocity_sweeps_failed: Option<(u64, u64)>,
+    /// The step in which the velocity pass's sweeps last failed to converge.
+    velocity_sweeps_failed: Option<StepMark>,
     polish: StripsSolver,
 }
 
@@ -382,9 +381,8 @@ impl NewtonSolver {
     /// velocities are left as they were: only the starting point changes.
     fn predict(&mut self, ctx: &mut StepCtx<'_>) {
         self.saved_v.clone_from(&ctx.cloth.particles.v);
-        let next = self.last_step.is_some_and(|(topology, s)| {
-            topology == ctx.cloth.topology.id() && s.wrapping_add(1) == ctx.stats.step
-        });
+        let now = StepMark::of(ctx);
+        let next = self.last_step.is_some_and(|m| m.precedes(now));
         if next && self.last_shift.len() == ctx.cloth.len() {
             let h = ctx.params.dt;
             let p = &mut ctx.cloth.particles;
@@ -733,14 +731,11 @@ impl Solver for NewtonSolver {
 
     fn position_pass(&mut self, ctx: &mut StepCtx<'_>) {
         ctx.stats.symbolic_analysis = self.ensure_pattern(ctx.cloth);
-        let topology = ctx.cloth.topology.id();
         // Multipliers carry over from the last step, and from an earlier pass of this step
         // (a contact round re-runs the pass: the multipliers it found are the best start).
-        let step = ctx.stats.step;
-        let continues = self
-            .last_pass
-            .is_some_and(|(t, s)| t == topology && (s == step || s.wrapping_add(1) == step));
-        self.last_pass = Some((topology, ctx.stats.step));
+        let now = StepMark::of(ctx);
+        let continues = self.last_pass.is_some_and(|m| m == now || m.precedes(now));
+        self.last_pass = Some(now);
         if !continues {
             // What the velocity pass learnt of an earlier run does not hold for this one.
             self.velocity_sweeps_failed = None;
@@ -897,7 +892,7 @@ impl Solver for NewtonSolver {
         let p = &mut ctx.cloth.particles;
         self.last_shift.clear();
         self.last_shift.resize(p.len(), DVec3::ZERO);
-        self.last_step = Some((topology, ctx.stats.step));
+        self.last_step = Some(now);
         for &q in &self.pattern.particle {
             let q = q as usize;
             let shift = self.x[q] - self.target[q];
@@ -922,11 +917,10 @@ impl Solver for NewtonSolver {
         }
         // Sweeps that failed within the last VELOCITY_RETRY steps of this cloth are
         // skipped: the scene that defeats them does so step after step.
-        let topology = ctx.cloth.topology.id();
-        let step = ctx.stats.step;
+        let now = StepMark::of(ctx);
         let skip = self
             .velocity_sweeps_failed
-            .is_some_and(|(t, s)| t == topology && step >= s && step - s < VELOCITY_RETRY);
+            .is_some_and(|m| m.within(now, VELOCITY_RETRY));
         let mut first = 0;
         if !skip {
             let (done, converged) = self.capped_sweeps(ctx, VELOCITY_SWEEPS, true);
@@ -935,7 +929,7 @@ impl Solver for NewtonSolver {
                 ctx.stats.set_velocity_outcome(done, true);
                 return;
             }
-            self.velocity_sweeps_failed = Some((topology, step));
+            self.velocity_sweeps_failed = Some(now);
             first = done;
         }
         let solved = self.velocity.velocity_exact(ctx.cloth);

@@ -21,7 +21,7 @@ use glam::DVec3;
 
 use super::iterative::{self, Scratch};
 use super::strips::StripsSolver;
-use super::{Solver, SolverKind, StepCtx};
+use super::{Solver, SolverKind, StepCtx, StepMark};
 use crate::sim::cloth::{CacheKey, Cloth};
 use crate::sim::kernels::{self, preview};
 use crate::sim::sparse::dissection;
@@ -87,10 +87,10 @@ pub struct SleSolver {
     factored: bool,
     damping: f64,
     total: Vec<f64>,
-    /// The rows (edges) `total` belongs to, and the (topology, step) of this solver's last
-    /// position pass: the warm start is used only by the next step of the same cloth.
+    /// The rows (edges) `total` belongs to, and this solver's last position pass: the warm
+    /// start is used only by the next step of the same cloth.
     total_rows: Vec<u32>,
-    last_pass: Option<(u64, u64)>,
+    last_pass: Option<StepMark>,
     fallback: Scratch,
     polish: StripsSolver,
 }
@@ -318,9 +318,9 @@ impl Solver for SleSolver {
     fn position_pass(&mut self, ctx: &mut StepCtx<'_>) {
         self.factored = false;
         ctx.stats.symbolic_analysis = self.ensure_pattern(ctx.cloth);
-        let topology = ctx.cloth.topology.id();
-        let continues = self.last_pass == Some((topology, ctx.stats.step.wrapping_sub(1)));
-        self.last_pass = Some((topology, ctx.stats.step));
+        let now = StepMark::of(ctx);
+        let continues = self.last_pass.is_some_and(|m| m.precedes(now));
+        self.last_pass = Some(now);
         let tol = ctx.params.tolerance;
         let nrows = self.pattern.rows.len();
         if nrows == 0 {

@@ -11,7 +11,7 @@
 
 use glam::DVec3;
 
-use super::{ContactModel, Solver, SolverKind, StepCtx};
+use super::{ContactModel, Solver, SolverKind, StepCtx, StepMark};
 use crate::sim::cloth::Cloth;
 use crate::sim::collision::project_out;
 use crate::sim::kernels;
@@ -20,8 +20,8 @@ use crate::sim::kernels;
 #[derive(Debug, Default, Clone)]
 pub struct VerletSolver {
     x_old: Vec<DVec3>,
-    /// (topology, step) whose position pass filled `x_old`.
-    x_old_of: Option<(u64, u64)>,
+    /// The step whose position pass filled `x_old`.
+    x_old_of: Option<StepMark>,
 }
 
 /// One relaxation pass (003's `satisfyConstraint`, mass-weighted, 004's strain measure):
@@ -74,10 +74,10 @@ impl Solver for VerletSolver {
     fn position_pass(&mut self, ctx: &mut StepCtx<'_>) {
         let h = ctx.params.dt;
         let keep = 1.0 - ctx.params.verlet_damping;
+        self.x_old_of = Some(StepMark::of(ctx));
         let p = &mut ctx.cloth.particles;
         self.x_old.clear();
         self.x_old.extend_from_slice(&p.x);
-        self.x_old_of = Some((ctx.cloth.topology.id(), ctx.stats.step));
         for i in 0..p.x.len() {
             // Static (pinned or grabbed) particles follow their velocity undamped, so a
             // grabbed particle lands exactly on its target.
@@ -115,7 +115,7 @@ impl Solver for VerletSolver {
     fn integrate(&mut self, ctx: &mut StepCtx<'_>) {
         let h = ctx.params.dt;
         // Only the positions this solver's own position pass of this step saved.
-        if self.x_old_of != Some((ctx.cloth.topology.id(), ctx.stats.step)) {
+        if self.x_old_of != Some(StepMark::of(ctx)) {
             return;
         }
         let p = &mut ctx.cloth.particles;
