@@ -15,7 +15,7 @@ use faer::sparse::linalg::cholesky::{
     CholeskySymbolicParams, LltRef, SymbolicCholesky, SymmetricOrdering,
     factorize_symbolic_cholesky,
 };
-use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
+use faer::sparse::{SparseColMatRef, SymbolicSparseColMat, SymbolicSparseColMatRef};
 use faer::{Conj, MatMut, Par, Side};
 
 /// Which factorisation kernel to use.
@@ -46,9 +46,9 @@ pub struct NotPositiveDefinite;
 /// A symbolic factorisation with its numeric buffers.
 pub struct Factor {
     n: usize,
-    /// The permuted lower-triangle pattern that faer factorises (identity ordering).
-    col_ptr: Vec<usize>,
-    row_idx: Vec<usize>,
+    /// The permuted triangle that faer factorises (identity ordering), checked once here
+    /// rather than at every numeric factorisation (measured: 0.6 % of a 50×50 Newton run).
+    pattern: SymbolicSparseColMat<usize>,
     /// For each entry of the caller's pattern, its index in the permuted one.
     scatter: Vec<usize>,
     /// New index of each old unknown, and old index of each new one.
@@ -146,9 +146,8 @@ impl Factor {
         Some(Factor {
             n,
             values: vec![0.0; p_row_idx.len()],
+            pattern: SymbolicSparseColMat::new_checked(n, n, p_col_ptr, None, p_row_idx),
             work: vec![0.0; n],
-            col_ptr: p_col_ptr,
-            row_idx: p_row_idx,
             scatter,
             side,
             new_of_old,
@@ -178,14 +177,7 @@ impl Factor {
         for (&v, &to) in values.iter().zip(&self.scatter) {
             self.values[to] = v;
         }
-        let pattern = SymbolicSparseColMatRef::new_checked(
-            self.n,
-            self.n,
-            &self.col_ptr,
-            None,
-            &self.row_idx,
-        );
-        let a = SparseColMatRef::new(pattern, &self.values);
+        let a = SparseColMatRef::new(self.pattern.as_ref(), &self.values);
         let r = self.symbolic.factorize_numeric_llt(
             &mut self.l_values,
             a,
@@ -267,7 +259,7 @@ impl std::fmt::Debug for Factor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Factor")
             .field("n", &self.n)
-            .field("nnz", &self.row_idx.len())
+            .field("nnz", &self.pattern.row_idx().len())
             .field("supernodal", &self.is_supernodal())
             .field("valid", &self.valid)
             .finish()
