@@ -641,7 +641,7 @@ pub const MAX_CONTACT_ROUNDS: u32 = 16;
 /// most [`MAX_CONTACT_ROUNDS`] times. The solvers keep their caches across the rounds of one
 /// step; iteration counts add up over the rounds.
 fn contact_rounds(solver: &mut dyn Solver, ctx: &mut StepCtx<'_>) {
-    if ctx.ball_end.is_none() && ctx.params.ground.is_none() && ctx.gliders.is_empty() {
+    if !ctx.has_contacts() {
         return;
     }
     let contacts = ctx.contacts();

@@ -77,16 +77,27 @@ impl<'a> StepCtx<'a> {
     /// ([`collision::contact_slop`], a pass over the rest lengths, so only when there is
     /// contact: every strips pass asks, also Newton's predictor and velocity pass).
     pub fn contacts(&self) -> ContactSweep<'a> {
-        let mut c = ContactSweep {
-            params: self.params,
-            ball: self.ball_end,
-            gliders: self.gliders,
-            slop: 0.0,
-        };
+        let mut c = self.contact_set();
         if !c.is_empty() {
             c.slop = collision::contact_slop(self.cloth, self.params);
         }
         c
+    }
+
+    /// Whether the step has a ball, ground or rod (without the contact's tolerance, which
+    /// costs a pass over the rest lengths).
+    pub fn has_contacts(&self) -> bool {
+        !self.contact_set().is_empty()
+    }
+
+    /// The contact set with a zero tolerance.
+    fn contact_set(&self) -> ContactSweep<'a> {
+        ContactSweep {
+            params: self.params,
+            ball: self.ball_end,
+            gliders: self.gliders,
+            slop: 0.0,
+        }
     }
 }
 

@@ -180,11 +180,6 @@ struct Surfaces<'a> {
 }
 
 impl Surfaces<'_> {
-    /// No ball, ground or rod: no side rows.
-    fn is_empty(&self) -> bool {
-        self.ball.is_none() && self.ground.is_none() && self.gliders.is_empty()
-    }
-
     /// Signed distance to the skin of `side` and its outward normal at `x` (contact only).
     fn contact(&self, side: Side, x: DVec3) -> Option<(f64, DVec3)> {
         match side {
@@ -327,8 +322,6 @@ pub struct NewtonSolver {
     factored_sides: Option<Vec<(u32, Side)>>,
     /// Negative gradient, then the Newton step.
     rhs: Vec<f64>,
-    /// Jᵀλ per block (scratch of `imbalance`).
-    push: Vec<DVec3>,
     /// The cloth's velocities while the predictor runs.
     saved_v: Vec<DVec3>,
     /// Last step's position change x − x̃ of each particle (zero for static ones): the net
@@ -435,6 +428,27 @@ impl NewtonSolver {
             worst = worst.max((len - l0).abs() / l0);
         }
         Some(worst)
+    }
+
+    /// [`Self::measure`] and [`Self::measure_sides`]: the largest error of any row at `x`.
+    fn measure_all(
+        &mut self,
+        cloth: &Cloth,
+        surfaces: &Surfaces<'_>,
+        shortest: f64,
+    ) -> Option<f64> {
+        self.measure(cloth)
+            .map(|w| w.max(self.measure_sides(surfaces, shortest)))
+    }
+
+    /// Whether the side rows are the ones the factor was assembled with.
+    fn sides_factored(&self) -> bool {
+        self.factored_sides.as_ref().is_some_and(|f| {
+            f.len() == self.sides.len()
+                && f.iter()
+                    .zip(&self.sides)
+                    .all(|(&(p, s), r)| p == r.particle && s == r.side)
+        })
     }
 
     /// Bring the side rows up to date at `x` and return their largest violation relative to
@@ -558,42 +572,27 @@ impl NewtonSolver {
 
     /// How far the iterate is from balancing its impulses: the largest distance between a
     /// particle and where its multipliers put it, |x − x̃ + M⁻¹Jᵀλ| (side rows included),
-    /// in metres. Zero at the answer of the step; after a fresh Newton step it is of second
+    /// in metres — the gradient without the penalty's term, scaled by M⁻¹ (it overwrites
+    /// `rhs`). Zero at the answer of the step; after a fresh Newton step it is of second
     /// order, after a lagged one of first order in how far the directions moved.
     fn imbalance(&mut self, cloth: &Cloth) -> f64 {
-        let pat = &self.pattern;
-        let t = &cloth.topology;
+        self.residual(cloth, false);
         let k = &cloth.particles.inv_mass;
-        self.push.clear();
-        self.push.resize(pat.particle.len(), DVec3::ZERO);
-        for (r, &e) in pat.rows.iter().enumerate() {
-            let [a, b] = t.edges[e as usize];
-            let f = self.dirs[r] * self.lambda[r];
-            for (q, sign) in [(a, -1.0), (b, 1.0)] {
-                let blk = pat.block[q as usize];
-                if blk != NONE {
-                    self.push[blk as usize] += f * sign;
-                }
-            }
-        }
-        for r in &self.sides {
-            let f = match r.side {
-                Side::Rod(_) => r.lambda,
-                _ => r.n * r.lambda.x,
-            };
-            self.push[pat.block[r.particle as usize] as usize] += f;
-        }
-        let mut worst = 0.0f64;
-        for (b, &p) in pat.particle.iter().enumerate() {
-            let p = p as usize;
-            let r = self.x[p] - self.target[p] + self.push[b] * k[p];
-            worst = worst.max(r.length());
-        }
-        worst
+        (self.pattern.particle.iter().enumerate())
+            .map(|(b, &p)| {
+                let r = DVec3::from_slice(&self.rhs[3 * b..3 * b + 3]);
+                r.length() * k[p as usize]
+            })
+            .fold(0.0, f64::max)
     }
 
     /// The negative gradient −(M(x − x̃) + Jᵀ(λ + C/ε)) into `rhs`.
     fn gradient(&mut self, cloth: &Cloth) {
+        self.residual(cloth, true);
+    }
+
+    /// −(M(x − x̃) + Jᵀλ), plus −JᵀC/ε with the `penalty`'s term, into `rhs`.
+    fn residual(&mut self, cloth: &Cloth, penalty: bool) {
         let pat = &self.pattern;
         let t = &cloth.topology;
         let k = &cloth.particles.inv_mass;
@@ -609,7 +608,8 @@ impl NewtonSolver {
             let [a, b] = t.edges[e as usize];
             // Jᵀλ at the iterate, the penalty's J₀ᵀC/ε with the factor's directions (the
             // same thing right after a factorisation).
-            let f = self.dirs[r] * self.lambda[r] + self.dirs0[r] * (self.penalty[r] * self.c[r]);
+            let pen = if penalty { self.penalty[r] } else { 0.0 };
+            let f = self.dirs[r] * self.lambda[r] + self.dirs0[r] * (pen * self.c[r]);
             // ∇_a C = −n, ∇_b C = n.
             for (q, sign) in [(a, 1.0), (b, -1.0)] {
                 let blk = pat.block[q as usize];
@@ -622,7 +622,11 @@ impl NewtonSolver {
             }
         }
         for r in &self.sides {
-            let pen = Self::side_penalty(cloth, r.particle);
+            let pen = if penalty {
+                Self::side_penalty(cloth, r.particle)
+            } else {
+                0.0
+            };
             let f = match r.side {
                 Side::Rod(_) => r.lambda + r.c * pen,
                 _ => r.n * r.lambda.x + r.n0 * (r.c.dot(r.n) * pen),
@@ -766,10 +770,10 @@ impl Solver for NewtonSolver {
         };
         // The side rows' scale, needed (and a pass over the rest lengths spent) only with
         // contact or rods.
-        let shortest = if surfaces.is_empty() {
-            f64::INFINITY
-        } else {
+        let shortest = if ctx.has_contacts() {
             ctx.cloth.topology.shortest_rest()
+        } else {
+            f64::INFINITY
         };
         self.begin_sides(ctx.gliders, continues);
         self.c.resize(nrows, 0.0);
@@ -791,9 +795,7 @@ impl Solver for NewtonSolver {
         let max_solves = ctx.params.capped(ctx.params.newton_max_steps);
         let mut solves = 0;
         let mut factorizations = 0;
-        let mut worst = self
-            .measure(ctx.cloth)
-            .map(|w| w.max(self.measure_sides(&surfaces, shortest)));
+        let mut worst = self.measure_all(ctx.cloth, &surfaces, shortest);
         let start = worst.unwrap_or(f64::INFINITY);
         let mut ok = true;
         // The first Newton step reuses the last step's factor, if this solver made it for
@@ -822,10 +824,7 @@ impl Solver for NewtonSolver {
                 // Converged but for a lagged step's imbalance: a fresh Newton step.
                 refactor = true;
             }
-            let sides: Vec<(u32, Side)> = self.sides.iter().map(|r| (r.particle, r.side)).collect();
-            let lagged = !refactor
-                && self.dirs0.len() == nrows
-                && self.factored_sides.as_ref() == Some(&sides);
+            let lagged = !refactor && self.dirs0.len() == nrows && self.sides_factored();
             if lagged {
                 // The last factor, applied to the KKT residual at this iterate (see the
                 // module documentation); undone if it blows the iterate up.
@@ -845,7 +844,8 @@ impl Solver for NewtonSolver {
                     ok = false;
                     break;
                 }
-                self.factored_sides = Some(sides);
+                self.factored_sides =
+                    Some(self.sides.iter().map(|r| (r.particle, r.side)).collect());
                 fresh = true;
             }
             self.gradient(ctx.cloth);
@@ -853,9 +853,7 @@ impl Solver for NewtonSolver {
             f.solve_in_place(&mut self.rhs);
             self.take_step(ctx.cloth, ctx.gliders);
             solves += 1;
-            worst = self
-                .measure(ctx.cloth)
-                .map(|w| w.max(self.measure_sides(&surfaces, shortest)));
+            worst = self.measure_all(ctx.cloth, &surfaces, shortest);
             // The factor serves the next step only while the iteration shrinks the error by
             // LAGGED_RATE a step: far from the answer a lagged step does harm (a grab that
             // jumps 0.37 m alternated fresh and lagged steps without converging in 50).
@@ -865,9 +863,7 @@ impl Solver for NewtonSolver {
                 std::mem::swap(&mut self.x, &mut self.saved_x);
                 std::mem::swap(&mut self.lambda, &mut self.saved_lambda);
                 std::mem::swap(&mut self.sides, &mut self.saved_sides);
-                worst = self
-                    .measure(ctx.cloth)
-                    .map(|w| w.max(self.measure_sides(&surfaces, shortest)));
+                worst = self.measure_all(ctx.cloth, &surfaces, shortest);
             } else {
                 kept = true;
                 last_stale = lagged && !fresh;

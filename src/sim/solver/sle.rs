@@ -426,7 +426,7 @@ impl Solver for SleSolver {
         s.linear_solves += solves;
         s.factorizations = factorizations;
         s.set_position_outcome(worst, worst <= tol, false);
-        if !s.converged || !ctx.contacts().is_empty() {
+        if !s.converged || ctx.has_contacts() {
             // The damped Newton iteration did not reach the tolerance (strongly nonlinear
             // step): finish with strips (002), whose chain solves are exact and whose block
             // Gauss–Seidel cannot diverge, so an unconverged SLE step never leaves more error
