@@ -37,6 +37,15 @@ pub fn slack(scene: ScenePreset) -> f64 {
     }
 }
 
+/// Whether a scene runs with self-collision ([`crate::sim::contact`]) unless told
+/// otherwise: on in every scene where the cloth can fold onto itself — the drape, the
+/// pile, the fold, the flag in its wind and the hanging cloth a user drags across itself;
+/// off on the curtain rod, whose pleats the rings keep apart (docs/numerics.md,
+/// "Self-contact", for its cost).
+pub fn self_collision(scene: ScenePreset) -> bool {
+    !matches!(scene, ScenePreset::CurtainRod)
+}
+
 /// How a solver steps a frame of [`FRAME`] s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StepSettings {

@@ -7,7 +7,7 @@ use crate::sim::{ScenePreset, SolverKind};
 /// Flags of the desktop app (no subcommand).
 #[derive(Debug, Clone, clap::Args)]
 pub struct AppArgs {
-    /// Starting scene: hanging, curtain, drape, flag, curtain-rod.
+    /// Starting scene: hanging, curtain, drape, flag, curtain-rod, pile, fold.
     #[arg(long, default_value_t = config::SCENE)]
     pub scene: ScenePreset,
     /// Starting grid: N or WxH.
@@ -19,6 +19,9 @@ pub struct AppArgs {
     /// Starting tolerance (relative strain) [default: 1e-4].
     #[arg(long, allow_negative_numbers = true, value_parser = positive)]
     pub tolerance: Option<f64>,
+    /// Self-collision on or off at launch (`true`/`false`) [default: the scene's].
+    #[arg(long, value_name = "BOOL")]
+    pub self_collision: Option<bool>,
     /// Render this many frames, save a screenshot to PATH and exit.
     #[arg(long, value_name = "PATH")]
     pub screenshot: Option<std::path::PathBuf>,

@@ -10,7 +10,9 @@ use bevy::ecs::schedule::{LogLevel, ScheduleBuildSettings};
 use bevy::prelude::*;
 use glam::DVec3;
 
-use crate::sim::{Phase, SceneSpec, SimError, SimParams, Solver, SolverKind, StepStats, World};
+use crate::sim::{
+    DragScript, Phase, SceneSpec, SimError, SimParams, Solver, SolverKind, StepStats, World,
+};
 
 /// How many step statistics the overlay keeps.
 pub const HISTORY: usize = 300;
@@ -81,6 +83,15 @@ pub struct SimState {
     /// Steps since launch that ended outside their tolerance
     /// ([`StepStats::ended_outside`]).
     pub steps_over_tolerance: u64,
+    /// The scene's own scripted drag ([`crate::sim::ScenePreset::script`]: the fold's
+    /// corner), run until it ends or the user grabs the cloth.
+    pub script: Option<DragScript>,
+}
+
+/// The scripted drag of the scene `world` was built from, if it has one.
+fn scene_script(scene: &SceneSpec, world: &World) -> Option<DragScript> {
+    let drag = scene.preset.script(world)?;
+    DragScript::new(vec![drag], world.cloth.len()).ok()
 }
 
 impl SimState {
@@ -92,6 +103,7 @@ impl SimState {
     ) -> Result<SimState, SimError> {
         let world = scene.build(params)?;
         let x = world.cloth.particles.x.clone();
+        let script = scene_script(&scene, &world);
         Ok(SimState {
             world,
             solver: kind.create(),
@@ -110,6 +122,7 @@ impl SimState {
             grab_travel: 0.0,
             worst_strain: 0.0,
             steps_over_tolerance: 0,
+            script,
         })
     }
 
@@ -129,6 +142,7 @@ impl SimState {
         params.ground = None;
         params.wind.enabled = false;
         let world = scene.build(params)?;
+        self.script = scene_script(&scene, &world);
         self.prev_x = world.cloth.particles.x.clone();
         self.initial_x = self.prev_x.clone();
         self.world = world;
@@ -201,6 +215,16 @@ fn begin_and_forces(mut state: ResMut<SimState>) {
         return;
     }
     state.step_once = false;
+    if state.ever_grabbed {
+        // The user's hand replaces the scene's.
+        state.script = None;
+    }
+    if let Some(script) = &mut state.script
+        && let Err(e) = script.before_step(&mut state.world)
+    {
+        state.error = Some(e.to_string());
+        state.script = None;
+    }
     state.prev_x.clone_from(&state.world.cloth.particles.x);
     if let Err(e) = state.world.begin_step(state.kind) {
         abandon_step(state, e);

@@ -57,7 +57,8 @@ pub struct BenchArgs {
     /// e.g. `--only newton,strips`).
     #[arg(long, value_delimiter = ',')]
     pub only: Option<Vec<String>>,
-    /// app only: the scenes to run (comma-separated; default hanging,curtain,drape,flag).
+    /// app only: the scenes to run (comma-separated; default hanging,curtain,drape,flag,
+    /// pile,fold).
     #[arg(long, value_delimiter = ',')]
     pub scenes: Option<Vec<ScenePreset>>,
     /// Solve taut chains (rows or columns pulled straight between two pins) like any other
@@ -70,6 +71,10 @@ pub struct BenchArgs {
     /// every grid.
     #[arg(long, value_name = "I:X,Y,Z:T0:T1[:T2]", allow_hyphen_values = true)]
     pub drag: Vec<Drag>,
+    /// app only: self-collision of the rows — `both` (each row with it and without,
+    /// interleaved grid by grid), `on` or `off`.
+    #[arg(long, default_value = "both", value_parser = ["both", "on", "off"])]
+    pub self_collision: String,
 }
 
 /// Check every `--drag` against every grid (n×n particles) before anything runs: an error

@@ -27,11 +27,13 @@ pub const FRAME: f64 = config::FRAME;
 
 /// The scenes of the benchmark, in table order: the app's presets a user drags (the
 /// curtain on its rod is drawn along the rod rather than pulled, so it has no drag here).
-pub const SCENES: [ScenePreset; 4] = [
+pub const SCENES: [ScenePreset; 6] = [
     ScenePreset::Hanging,
     ScenePreset::Curtain,
     ScenePreset::Drape,
     ScenePreset::Flag,
+    ScenePreset::Pile,
+    ScenePreset::Fold,
 ];
 
 /// One solver configuration of the benchmark.
@@ -99,6 +101,8 @@ pub struct Options {
     pub no_taut_lock: bool,
     /// `--threads`, passed on so the listed command is the same run.
     pub threads: usize,
+    /// Self-collision of the row (`--self-collision`, spelled out in its flags).
+    pub self_collision: bool,
 }
 
 /// The `run` flags of a row, drags aside.
@@ -134,6 +138,7 @@ pub fn row_flags(scene: ScenePreset, n: usize, cfg: &AppConfig, opts: &Options) 
     if opts.no_taut_lock {
         f.push("--no-taut-lock".into());
     }
+    f.extend(["--self-collision".into(), opts.self_collision.to_string()]);
     if opts.threads > 0 {
         f.extend(["--threads".into(), opts.threads.to_string()]);
     }
@@ -159,7 +164,10 @@ pub const DRAG_TIMES: [f64; 3] = [0.25, 0.5, 0.875];
 /// - drape: a corner (particle 0), pulled 2 m up and away from the cloth's centre; nothing
 ///   is pinned, so the cloth is carried off the ball;
 /// - flag: the free top corner (W−1, the pole is column 0), pulled 2 m further from the
-///   pole: 3 m from a pole the cloth is 1 m wide from.
+///   pole: 3 m from a pole the cloth is 1 m wide from;
+/// - pile: the middle of the top row, lifted 2 m out of the heap it has fallen into;
+/// - fold: its own script's corner across the sheet ([`ScenePreset::script`]), at the
+///   bench's times.
 pub fn builtin_drag(scene: ScenePreset, world: &World, frames: u64) -> Drag {
     let (w, h) = (world.cloth.topology.width, world.cloth.topology.height);
     let x = &world.cloth.particles.x;
@@ -174,6 +182,11 @@ pub fn builtin_drag(scene: ScenePreset, world: &World, frames: u64) -> Drag {
             (w - 1, along * 2.0)
         }
         ScenePreset::Curtain => ((h - 1) * w + w / 2, DVec3::new(0.0, -1.0, 1.5)),
+        ScenePreset::Pile => (w / 2, DVec3::new(0.0, 2.0, 0.0)),
+        ScenePreset::Fold => {
+            let d = scene.script(world).expect("the fold has a script");
+            (d.particle, d.to - x[d.particle])
+        }
         _ => ((h - 1) * w + w / 2, DVec3::new(0.0, -2.0, 1.0)),
     };
     let t = frames as f64 / 60.0;
@@ -272,6 +285,16 @@ pub struct Measured {
     pub steps_outside: u64,
     /// Frames that ended with the drag holding its particle.
     pub held_frames: u64,
+    /// ms per frame of self-contact's detection, fail-safe and crossing count (part of
+    /// `ms`).
+    pub self_contact_ms: f64,
+    /// Most self-contact rows in a step.
+    pub self_contacts: u32,
+    /// Impact zones the fail-safe formed over the row.
+    pub impact_zones: u64,
+    /// Frames that ended with the cloth passing through itself (counted with
+    /// self-collision on).
+    pub crossing_frames: u64,
     /// How the row ended.
     pub status: Status,
 }
@@ -288,6 +311,10 @@ impl Measured {
             max_strain: 0.0,
             steps_outside: 0,
             held_frames: 0,
+            self_contact_ms: 0.0,
+            self_contacts: 0,
+            impact_zones: 0,
+            crossing_frames: 0,
             status: Status::Failed { frame: 0, error },
         }
     }
@@ -312,6 +339,7 @@ pub fn measure(
     let mut spent = 0.0;
     let (mut times, mut held_times) = (Vec::new(), Vec::new());
     let (mut iterations, mut max_strain, mut outside) = (0u64, 0.0f64, 0u64);
+    let (mut contact_ms, mut rows, mut zones, mut crossing_frames) = (0.0, 0u32, 0u64, 0u64);
     let mut status = Status::Completed;
     for frame in 1..=args.steps {
         let mut count = |s: &crate::sim::StepStats| {
@@ -344,6 +372,10 @@ pub fn measure(
         }
         iterations += u64::from(stats.position_iterations);
         max_strain = max_strain.max(stats.max_strain);
+        contact_ms += stats.self_contact_time.as_secs_f64() * 1e3;
+        rows = rows.max(stats.self_contacts);
+        zones += u64::from(stats.impact_zones);
+        crossing_frames += u64::from(stats.crossings > 0);
         tick();
         if frame < args.steps && spent > budget {
             status = Status::OverBudget {
@@ -362,6 +394,10 @@ pub fn measure(
         max_strain,
         steps_outside: outside,
         held_frames: held_times.len() as u64,
+        self_contact_ms: contact_ms / frames_run.max(1) as f64,
+        self_contacts: rows,
+        impact_zones: zones,
+        crossing_frames,
         status,
     };
     Ok((m, world))
@@ -388,6 +424,8 @@ pub struct AppRow {
     pub max_iterations: u32,
     /// Frames asked for.
     pub frames: u64,
+    /// Self-collision on.
+    pub self_collision: bool,
     /// The drags, as `--drag` takes them.
     pub drags: Vec<String>,
     /// What was measured.
@@ -438,10 +476,11 @@ fn markdown(rows: &[AppRow], opts: &Options, skipped: &[String]) -> String {
         drag_summary(opts),
     );
     s.push_str(
-        "| scene | grid | solver | tolerance | step | ms/frame mean | p95 | iterations/frame | \
-         max strain | steps over tolerance | drag held | status |\n",
+        "| scene | grid | solver | tolerance | self-collision | step | ms/frame mean | p95 | \
+         iterations/frame | max strain | steps over tolerance | drag held | self-contact \
+         ms/frame | rows | zones | frames crossing | status |\n",
     );
-    s.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    s.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for r in rows {
         let m = &r.measured;
         let (solver, tol) = if r.baseline {
@@ -449,12 +488,23 @@ fn markdown(rows: &[AppRow], opts: &Options, skipped: &[String]) -> String {
         } else {
             (r.solver.to_string(), format!("{:e}", r.tolerance))
         };
+        let (self_ms, self_rows, zones, crossing) = if r.self_collision {
+            (
+                format!("{:.3}", m.self_contact_ms),
+                m.self_contacts.to_string(),
+                m.impact_zones.to_string(),
+                m.crossing_frames.to_string(),
+            )
+        } else {
+            ("—".into(), "—".into(), "—".into(), "—".into())
+        };
         s.push_str(&format!(
-            "| {} | {}×{} | {solver} | {tol} | {} | {:.3} | {:.3} | {:.1} | {:.2e} | {}/{} | \
-             {}/{} frames | {} |\n",
+            "| {} | {}×{} | {solver} | {tol} | {} | {} | {:.3} | {:.3} | {:.1} | {:.2e} | {}/{} | \
+             {}/{} frames | {self_ms} | {self_rows} | {zones} | {crossing} | {} |\n",
             r.scene,
             r.grid,
             r.grid,
+            if r.self_collision { "on" } else { "off" },
             step_label(r),
             m.ms.mean,
             m.ms.p95,
@@ -560,6 +610,15 @@ fn plot(path: &Path, rows: &[AppRow], scenes: &[ScenePreset], labels: &[String])
     Ok(())
 }
 
+/// A row's label: its configuration's, with ", self-collision" when that is on.
+fn row_label(cfg: &AppConfig, self_collision: bool) -> String {
+    if self_collision {
+        format!("{}, self-collision", cfg.label())
+    } else {
+        cfg.label()
+    }
+}
+
 /// The files `bench app` writes into `--out`.
 const OUTPUTS: [&str; 3] = ["bench.md", "bench.json", "ms_per_frame.png"];
 
@@ -623,26 +682,44 @@ pub fn main(args: BenchArgs) -> ExitCode {
         drags: args.drag.clone(),
         no_taut_lock: args.no_taut_lock,
         threads: args.threads,
+        self_collision: true,
+    };
+    let modes: &[bool] = match args.self_collision.as_str() {
+        "on" => &[true],
+        "off" => &[false],
+        _ => &[true, false],
     };
     // Every row's flags are made and read back before the first row runs: a flag `run`
     // refuses is a bug found at once, not after an hour of measuring.
     let mut plan = Vec::new();
     for &scene in &scenes {
         for &cfg in &configs {
-            let mut row_plan = Vec::new();
-            for &n in &grids {
-                match setup(scene, n, cfg, &opts) {
-                    Ok(p) => row_plan.push((n, p)),
-                    Err(e) => {
-                        return fail(format!("{scene} {} at {n}×{n}: {e}", cfg.label()), 2);
+            let mut mode_plans = Vec::new();
+            for &sc in modes {
+                let opts = Options {
+                    self_collision: sc,
+                    ..opts.clone()
+                };
+                let mut row_plan = Vec::new();
+                for &n in &grids {
+                    match setup(scene, n, cfg, &opts) {
+                        Ok(p) => row_plan.push((n, p)),
+                        Err(e) => {
+                            return fail(format!("{scene} {} at {n}×{n}: {e}", cfg.label()), 2);
+                        }
                     }
                 }
+                mode_plans.push((sc, row_plan));
             }
-            plan.push((scene, cfg, row_plan));
+            plan.push((scene, cfg, mode_plans));
         }
     }
     crate::output::register_font();
-    let total = plan.iter().map(|(_, _, p)| p.len() as u64).sum::<u64>() * frames;
+    let total = plan
+        .iter()
+        .flat_map(|(_, _, m)| m.iter().map(|(_, p)| p.len() as u64))
+        .sum::<u64>()
+        * frames;
     let pb = std::io::IsTerminal::is_terminal(&std::io::stderr()).then(|| {
         let pb = indicatif::ProgressBar::new(total);
         pb.set_style(
@@ -660,12 +737,21 @@ pub fn main(args: BenchArgs) -> ExitCode {
     let mut rows = Vec::new();
     let mut skipped = Vec::new();
     let mut failures = Vec::new();
-    for (scene, cfg, row_plan) in plan {
-        let label = cfg.label();
-        let mut skip: Option<String> = None;
-        for (n, (flags, run_args)) in row_plan {
+    for (scene, cfg, mode_plans) in plan {
+        // The alternatives (self-collision on and off) interleaved grid by grid.
+        let mut skips: Vec<Option<String>> = vec![None; mode_plans.len()];
+        let mut queue: Vec<(usize, bool, usize, (Vec<String>, RunArgs))> = Vec::new();
+        for (mi, (sc, row_plan)) in mode_plans.into_iter().enumerate() {
+            for (gi, (n, p)) in row_plan.into_iter().enumerate() {
+                queue.push((gi * modes.len() + mi, sc, n, p));
+            }
+        }
+        queue.sort_by_key(|q| q.0);
+        for (order, sc, n, (flags, run_args)) in queue {
+            let skip = &mut skips[order % modes.len()];
+            let label = row_label(cfg, sc);
             let name = format!("{scene} {label} at {n}×{n}");
-            if let Some(why) = &skip {
+            if let Some(why) = &*skip {
                 say(format!("{name}: skipped ({why})"));
                 skipped.push(format!("{name} ({why})"));
                 if let Some(pb) = &pb {
@@ -700,7 +786,7 @@ pub fn main(args: BenchArgs) -> ExitCode {
                 m.frames_run,
                 m.status.describe()
             ));
-            skip = match &m.status {
+            *skip = match &m.status {
                 Status::Completed if m.ms.mean > args.budget_ms => Some(format!(
                     "{n}×{n} took {:.1} ms/frame, over the {} ms budget",
                     m.ms.mean, args.budget_ms
@@ -727,6 +813,7 @@ pub fn main(args: BenchArgs) -> ExitCode {
                 substeps,
                 max_iterations,
                 frames,
+                self_collision: sc,
                 drags: run_args.drag.iter().map(Drag::to_string).collect(),
                 measured: m,
                 run_flags: flags,
@@ -757,7 +844,10 @@ pub fn main(args: BenchArgs) -> ExitCode {
         Ok(j) => write("bench.json", &j),
         Err(e) => errors.push(format!("bench.json: {e}")),
     }
-    let picked: Vec<String> = configs.iter().map(|c| c.label()).collect();
+    let picked: Vec<String> = configs
+        .iter()
+        .flat_map(|c| modes.iter().map(|&sc| row_label(c, sc)))
+        .collect();
     if let Err(e) = atomic_png(&out.join("ms_per_frame.png"), |p| {
         plot(p, &rows, &scenes, &picked)
     }) {

@@ -96,6 +96,15 @@ pub struct RunArgs {
     /// Gravity x,y,z in m/s².
     #[arg(long, default_value = "0,-9.81,0", allow_hyphen_values = true)]
     pub gravity: Vec3Arg,
+    /// Self-collision on or off (`true`/`false`) [default: the scene's, as in the app].
+    #[arg(long, value_name = "BOOL")]
+    pub self_collision: Option<bool>,
+    /// Cloth thickness for self-contact, m (capped at half the shortest edge).
+    #[arg(long, allow_negative_numbers = true, default_value_t = crate::sim::params::DEFAULT_THICKNESS)]
+    pub thickness: f64,
+    /// Coulomb friction coefficient of every contact (ball, ground, self).
+    #[arg(long, allow_negative_numbers = true, default_value_t = SimParams::default().friction)]
+    pub friction: f64,
     /// Fraction of particles given a random initial velocity (default: the scene's).
     #[arg(long, allow_negative_numbers = true, value_parser = non_negative)]
     pub perturb: Option<f64>,
@@ -242,6 +251,27 @@ pub struct Frame {
     pub grab_target: Option<[f64; 3]>,
 }
 
+/// What self-contact did over a run ([`crate::sim::contact`]).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SelfSummary {
+    /// Self-collision was on (`--self-collision`, else the scene's default).
+    pub enabled: bool,
+    /// Cloth thickness, m (before the cap at half the shortest edge).
+    pub thickness: f64,
+    /// Friction coefficient of every contact.
+    pub friction: f64,
+    /// Most self-contact rows in a step.
+    pub max_contacts: u32,
+    /// Steps in which the fail-safe formed an impact zone.
+    pub zone_steps: u64,
+    /// Impact zones over the run.
+    pub zones: u64,
+    /// Steps that ended with (edge, triangle) pairs passing through each other.
+    pub crossing_steps: u64,
+    /// Most such pairs at the end of a step.
+    pub max_crossings: u32,
+}
+
 /// The JSON report of `run`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -289,6 +319,8 @@ pub struct Report {
     pub fallback_steps: u64,
     /// Whether taut chains were held static (`--no-taut-lock` turns it off).
     pub taut_lock: bool,
+    /// Self-contact: whether it was on, and what it found ([`SelfSummary`]).
+    pub self_contact: SelfSummary,
     /// Most particles held static as part of a taut chain in any step.
     pub locked_particles: u32,
     /// Error that stopped the run, if any.
@@ -313,6 +345,8 @@ fn check_flags(args: &RunArgs) -> Result<(), String> {
     check_flag("--size", &params::SCENE_SIZE, args.size)?;
     check_flag("--mass", &params::SCENE_MASS, args.mass)?;
     check_flag("--slack", &params::SCENE_SLACK, args.slack())?;
+    check_flag("--thickness", &params::THICKNESS, args.thickness)?;
+    check_flag("--friction", &params::FRICTION, args.friction)?;
     if let Some(t) = args.tolerance {
         check_flag("--tolerance", &params::TOLERANCE, t)?;
     }
@@ -396,6 +430,11 @@ pub fn build_world(args: &RunArgs) -> Result<World, String> {
         sle_max_solves: args.max_solves,
         newton_max_steps: args.newton_steps,
         lock_taut_chains: !args.no_taut_lock,
+        self_collision: args
+            .self_collision
+            .unwrap_or(config::self_collision(args.scene)),
+        thickness: args.thickness,
+        friction: args.friction,
         ..SimParams::default()
     };
     params.strain_limits.stretch = args.limit_stretch;
@@ -442,6 +481,15 @@ pub fn build_world(args: &RunArgs) -> Result<World, String> {
             .map_err(|e| format!("--drag {d}: {e}"))?;
     }
     Ok(world)
+}
+
+/// The drags of a run: `--drag`, else the scene's own script ([`ScenePreset::script`]).
+pub fn run_drags(args: &RunArgs, world: &World) -> Vec<Drag> {
+    if args.drag.is_empty() {
+        args.scene.script(world).into_iter().collect()
+    } else {
+        args.drag.clone()
+    }
 }
 
 /// Most steps `run` and `bench` accept (a per-step record is kept for each: 10⁷ steps of
@@ -516,6 +564,11 @@ pub fn step_frame_observed(
         total.limit_violations = total.limit_violations.max(s.limit_violations);
         total.limit_excess = total.limit_excess.max(s.limit_excess);
         total.constrained_particles = total.constrained_particles.max(s.constrained_particles);
+        total.self_contacts = total.self_contacts.max(s.self_contacts);
+        total.impact_zones += s.impact_zones;
+        total.zone_particles = total.zone_particles.max(s.zone_particles);
+        total.crossings = total.crossings.max(s.crossings);
+        total.self_contact_time += s.self_contact_time;
     }
     Ok(total)
 }
@@ -527,7 +580,7 @@ pub fn simulate(
     progress: Option<&indicatif::ProgressBar>,
 ) -> Report {
     let mut solver = args.solver.create();
-    let mut drags = DragScript::new(args.drag.clone(), world.cloth.len())
+    let mut drags = DragScript::new(run_drags(args, &world), world.cloth.len())
         .expect("build_world checked the drags");
     let topo = &world.cloth.topology;
     let mut report = Report {
@@ -553,6 +606,12 @@ pub fn simulate(
         capped_steps: 0,
         fallback_steps: 0,
         taut_lock: world.params.lock_taut_chains,
+        self_contact: SelfSummary {
+            enabled: world.params.self_collision,
+            thickness: world.params.thickness,
+            friction: world.params.friction,
+            ..SelfSummary::default()
+        },
         locked_particles: 0,
         error: None,
         final_positions: vec![],
@@ -608,6 +667,12 @@ pub fn simulate(
         report.capped_steps += u64::from(stats.ended_outside(world.params.tolerance));
         report.fallback_steps += stats.fell_back as u64;
         report.locked_particles = report.locked_particles.max(stats.locked_particles);
+        let sc = &mut report.self_contact;
+        sc.max_contacts = sc.max_contacts.max(stats.self_contacts);
+        sc.zones += u64::from(stats.impact_zones);
+        sc.zone_steps += u64::from(stats.impact_zones > 0);
+        sc.crossing_steps += u64::from(stats.crossings > 0);
+        sc.max_crossings = sc.max_crossings.max(stats.crossings);
         report.steps += 1;
         if let Some(k) = every.or(args.obj_dir.as_ref().map(|_| 1))
             && report.steps.is_multiple_of(k)

@@ -16,6 +16,7 @@
 use glam::DVec3;
 
 use super::cloth::Cloth;
+use super::contact::SelfRows;
 use super::dof::Glider;
 use super::params::{Ball, BallMotion, SimParams};
 
@@ -157,12 +158,17 @@ pub struct ContactSweep<'a> {
     /// How far a preview may end inside a collider or off its rod before it is corrected
     /// (m): the strain tolerance times the shortest rest length.
     pub slop: f64,
+    /// The cloth's contacts with itself ([`crate::sim::contact`]), if any.
+    pub selfs: Option<SelfRows<'a>>,
 }
 
 impl ContactSweep<'_> {
     /// Whether there is anything to visit.
     pub fn is_empty(&self) -> bool {
-        self.ball.is_none() && self.params.ground.is_none() && self.gliders.is_empty()
+        self.ball.is_none()
+            && self.params.ground.is_none()
+            && self.gliders.is_empty()
+            && self.selfs.is_none_or(|s| s.is_empty())
     }
 
     /// One visit of every contact and rod: each dynamic particle whose preview
@@ -215,6 +221,21 @@ impl ContactSweep<'_> {
                 any += 1;
             }
         }
+        if let Some(s) = &self.selfs {
+            any += s.visit(&drift, v, inv_mass, h, self.slop, mu);
+        }
         any
+    }
+
+    /// Whether a self-contact row's previewed gap is short by more than the slop (what
+    /// Newton asks after its pass, whose system holds the obstacles but not these rows).
+    pub fn self_violated(
+        &self,
+        drift: impl Fn(usize) -> DVec3,
+        v: &[DVec3],
+        inv_mass: &[f64],
+    ) -> bool {
+        self.selfs
+            .is_some_and(|s| s.violated(&drift, v, inv_mass, self.params.dt, self.slop))
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod cloth;
 pub mod collision;
+pub mod contact;
 pub mod dof;
 pub mod drag;
 pub mod error;
@@ -67,6 +68,10 @@ pub struct World {
     stage: Stage,
     /// Particles made static because they lie inside a taut chain ([`taut`]).
     locked: Vec<usize>,
+    /// The cloth's contacts with itself ([`contact`]).
+    selfc: contact::SelfContact,
+    /// Previews for self-contact detection (scratch).
+    preview: Vec<DVec3>,
 }
 
 /// The state a step may change, kept by [`World::begin_step`] so that a failed step can be
@@ -154,6 +159,8 @@ impl World {
             current: None,
             stage: Stage::Idle,
             locked: Vec::new(),
+            selfc: contact::SelfContact::default(),
+            preview: Vec::new(),
         })
     }
 
@@ -250,6 +257,20 @@ impl World {
             p.inv_mass[i] = 0.0;
             p.v[i] = DVec3::ZERO;
         }
+    }
+
+    /// The cloth's self-contact state: its surface, the last step's rows and crossing
+    /// count ([`contact`]).
+    pub fn self_contact(&self) -> &contact::SelfContact {
+        &self.selfc
+    }
+
+    /// Whether self-collision runs in a step with `solver`: on in the parameters, and a
+    /// solver that solves contact inside its pass ([`ContactModel::Impulse`]: iterative,
+    /// strips, SLE, Newton). Verlet and the strain-limit solver keep their simpler contact
+    /// models and pass through themselves.
+    pub fn self_collision_with(&self, solver: &dyn Solver) -> bool {
+        self.params.self_collision && solver.contact_model() == ContactModel::Impulse
     }
 
     /// Particles on gliders (001 §5).
@@ -441,6 +462,20 @@ impl World {
                 );
             }
             Phase::Collision => {
+                if self.self_collision_with(solver) {
+                    // Rows for what the unconstrained previews bring close; the contact
+                    // rounds add what the solved previews do.
+                    let t0 = Instant::now();
+                    self.selfc.begin(&self.cloth);
+                    self.fill_preview();
+                    let p = &self.cloth.particles;
+                    self.selfc
+                        .detect(&self.preview, &p.inv_mass, self.params.thickness);
+                    let stats = self.current.as_mut().expect("step in progress");
+                    stats.self_contact_time += t0.elapsed();
+                } else {
+                    self.selfc.clear();
+                }
                 self.ball_end = self.params.ball.map(|mut b| {
                     collision::advance_ball(
                         &mut b,
@@ -457,6 +492,10 @@ impl World {
                         ball: self.ball_end.as_ref(),
                         gliders: &[],
                         slop: 0.0,
+                        selfs: self
+                            .params
+                            .self_collision
+                            .then(|| self.selfc.rows(self.params.thickness)),
                     };
                     let p = &mut self.cloth.particles;
                     let a = &self.accel;
@@ -464,7 +503,8 @@ impl World {
                     hold_on_rods(&self.gliders, &mut self.cloth.particles, None, None);
                 }
             }
-            Phase::Position | Phase::Integration | Phase::Velocity => {
+            Phase::Position => {
+                let self_on = self.self_collision_with(solver);
                 let stats = self.current.as_mut().expect("step in progress");
                 let mut ctx = StepCtx {
                     cloth: &mut self.cloth,
@@ -472,15 +512,29 @@ impl World {
                     accel: &self.accel,
                     ball_end: self.ball_end.as_ref(),
                     gliders: &self.gliders,
+                    selfs: self_on.then(|| self.selfc.rows(self.params.thickness)),
+                    stats,
+                };
+                solver.position_pass(&mut ctx);
+                if solver.contact_model() == ContactModel::Impulse {
+                    self.contact_rounds(solver, self_on);
+                }
+                let stats = self.current.as_mut().expect("step in progress");
+                stats.self_contacts = self.selfc.rows.len() as u32;
+            }
+            Phase::Integration | Phase::Velocity => {
+                let self_on = self.self_collision_with(solver);
+                let stats = self.current.as_mut().expect("step in progress");
+                let mut ctx = StepCtx {
+                    cloth: &mut self.cloth,
+                    params: &self.params,
+                    accel: &self.accel,
+                    ball_end: self.ball_end.as_ref(),
+                    gliders: &self.gliders,
+                    selfs: self_on.then(|| self.selfc.rows(self.params.thickness)),
                     stats,
                 };
                 match phase {
-                    Phase::Position => {
-                        solver.position_pass(&mut ctx);
-                        if solver.contact_model() == ContactModel::Impulse {
-                            contact_rounds(solver, &mut ctx);
-                        }
-                    }
                     Phase::Integration => {
                         solver.integrate(&mut ctx);
                         // Impulse solvers leave particles within the contact's tolerance of
@@ -506,6 +560,9 @@ impl World {
                             solver.velocity_pass(&mut ctx);
                         }
                     }
+                }
+                if phase == Phase::Integration && self_on {
+                    self.self_contact_guarantee();
                 }
             }
         }
@@ -631,49 +688,105 @@ fn first_non_finite(p: &Particles) -> Option<(&'static str, usize)> {
 /// "Contact inside the solve"). Each round is a whole pass, so they are few.
 pub const MAX_CONTACT_ROUNDS: u32 = 16;
 
-/// The safety net of contact for the [`ContactModel::Impulse`] solvers, which solve contact
-/// inside their own passes (strips and the iterative method visit the contact set in every
-/// sweep, Newton holds it as rows of its system): if a pass still left a preview inside the
-/// ball or the ground, or off its rod, by more than [`collision::contact_slop`] (a capped
-/// pass), the contact set is visited once ([`collision::ContactSweep::visit`]: normal
-/// impulse with Coulomb friction, a ring put back on its rod) and the pass runs again from
-/// there — a block Gauss–Seidel between the contact set and the distance constraints, at
-/// most [`MAX_CONTACT_ROUNDS`] times. The solvers keep their caches across the rounds of one
-/// step; iteration counts add up over the rounds.
-fn contact_rounds(solver: &mut dyn Solver, ctx: &mut StepCtx<'_>) {
-    if !ctx.has_contacts() {
-        return;
-    }
-    let contacts = ctx.contacts();
-    let h = ctx.params.dt;
-    for _ in 0..MAX_CONTACT_ROUNDS {
-        let p = &mut ctx.cloth.particles;
-        let a = ctx.accel;
-        if contacts.visit(|i| kernels::drift(p.x[i], a[i], h), &mut p.v, &p.inv_mass) == 0 {
-            break;
-        }
-        let s = &mut *ctx.stats;
-        let before = (
-            s.position_iterations,
-            s.linear_solves,
-            s.factorizations,
-            s.polish_sweeps,
+impl World {
+    /// The guarantee after integration: what still touches on the step's path moves
+    /// rigidly, and the crossings of the end state are counted
+    /// ([`contact::SelfContact::fail_safe`]).
+    fn self_contact_guarantee(&mut self) {
+        let t0 = Instant::now();
+        let t = &self.cloth.topology;
+        let p = &mut self.cloth.particles;
+        let fs = self.selfc.fail_safe(
+            (&t.edges, &t.rest),
+            &mut p.x,
+            &mut p.v,
+            &p.inv_mass,
+            self.params.dt,
+            self.params.tolerance,
         );
-        let capped = s.capped || s.hard_capped;
-        s.contact_rounds += 1;
-        (
-            s.position_iterations,
-            s.linear_solves,
-            s.factorizations,
-            s.polish_sweeps,
-        ) = (0, 0, 0, 0);
-        solver.position_pass(ctx);
-        let s = &mut *ctx.stats;
-        s.position_iterations += before.0;
-        s.linear_solves += before.1;
-        s.factorizations += before.2;
-        s.polish_sweeps += before.3;
-        s.capped |= capped && !s.converged;
+        let stats = self.current.as_mut().expect("step in progress");
+        stats.impact_zones = fs.zones;
+        stats.zone_particles = fs.particles;
+        stats.crossings = fs.crossings;
+        stats.self_contact_time += t0.elapsed();
+    }
+
+    /// Previews `drift + v·h` of every particle into `self.preview`.
+    fn fill_preview(&mut self) {
+        let h = self.params.dt;
+        let p = &self.cloth.particles;
+        self.preview.clear();
+        self.preview
+            .extend((0..p.len()).map(|i| kernels::preview(p.x[i], p.v[i], self.accel[i], h)));
+    }
+
+    /// The safety net of contact for the [`ContactModel::Impulse`] solvers, which solve
+    /// contact inside their own passes (strips and the iterative method visit the contact
+    /// set in every sweep, Newton holds the obstacles as rows of its system and finishes
+    /// with strips where a self-contact is short): with self-collision on, pairs the solved
+    /// previews bring close get rows first (`self_on`, [`contact::SelfContact::detect`]);
+    /// then if a pass still left a preview inside the ball or the ground, off its rod, or
+    /// short of a self-contact's gap by more than [`collision::contact_slop`] (a capped
+    /// pass, a new row), the contact set is visited once
+    /// ([`collision::ContactSweep::visit`]: normal impulse with Coulomb friction, a ring
+    /// put back on its rod) and the pass runs again from there — a block Gauss–Seidel
+    /// between the contact set and the distance constraints, at most
+    /// [`MAX_CONTACT_ROUNDS`] times. The solvers keep their caches across the rounds of
+    /// one step; iteration counts add up over the rounds.
+    fn contact_rounds(&mut self, solver: &mut dyn Solver, self_on: bool) {
+        for _ in 0..MAX_CONTACT_ROUNDS {
+            if self_on {
+                let t0 = Instant::now();
+                self.fill_preview();
+                let p = &self.cloth.particles;
+                self.selfc
+                    .detect(&self.preview, &p.inv_mass, self.params.thickness);
+                let stats = self.current.as_mut().expect("step in progress");
+                stats.self_contact_time += t0.elapsed();
+            }
+            let stats = self.current.as_mut().expect("step in progress");
+            let mut ctx = StepCtx {
+                cloth: &mut self.cloth,
+                params: &self.params,
+                accel: &self.accel,
+                ball_end: self.ball_end.as_ref(),
+                gliders: &self.gliders,
+                selfs: self_on.then(|| self.selfc.rows(self.params.thickness)),
+                stats,
+            };
+            if !ctx.has_contacts() {
+                return;
+            }
+            let contacts = ctx.contacts();
+            let h = ctx.params.dt;
+            let p = &mut ctx.cloth.particles;
+            let a = ctx.accel;
+            if contacts.visit(|i| kernels::drift(p.x[i], a[i], h), &mut p.v, &p.inv_mass) == 0 {
+                return;
+            }
+            let s = &mut *ctx.stats;
+            let before = (
+                s.position_iterations,
+                s.linear_solves,
+                s.factorizations,
+                s.polish_sweeps,
+            );
+            let capped = s.capped || s.hard_capped;
+            s.contact_rounds += 1;
+            (
+                s.position_iterations,
+                s.linear_solves,
+                s.factorizations,
+                s.polish_sweeps,
+            ) = (0, 0, 0, 0);
+            solver.position_pass(&mut ctx);
+            let s = &mut *ctx.stats;
+            s.position_iterations += before.0;
+            s.linear_solves += before.1;
+            s.factorizations += before.2;
+            s.polish_sweeps += before.3;
+            s.capped |= capped && !s.converged;
+        }
     }
 }
 

@@ -178,7 +178,7 @@ pub struct SimParams {
     pub ball: Option<Ball>,
     /// Height of a ground plane (normal +y), if any, m.
     pub ground: Option<f64>,
-    /// Coulomb friction coefficient for ball and ground contact.
+    /// Coulomb friction coefficient of every contact (ball, ground, self).
     pub friction: f64,
     /// SLE: maximum number of solves with one factorisation per position pass.
     pub sle_max_solves: u32,
@@ -200,10 +200,30 @@ pub struct SimParams {
     /// Off, such a chain sags within the tolerance and makes every solver crawl.
     #[serde(default = "yes")]
     pub lock_taut_chains: bool,
+    /// Self-collision: vertex–triangle and edge–edge contact of the cloth with itself,
+    /// detected every step and solved with the distance constraints ([`crate::sim::contact`]).
+    /// Off by default in the library (the paper's scenes touch nothing); the app's scenes
+    /// turn it on (`crate::config`).
+    #[serde(default)]
+    pub self_collision: bool,
+    /// Cloth thickness: the gap self-contact keeps between two layers, m (capped at half the
+    /// shortest rest length, [`crate::sim::contact`]).
+    #[serde(default = "default_thickness")]
+    pub thickness: f64,
 }
 
 fn yes() -> bool {
     true
+}
+
+/// The default cloth thickness, m: 4 mm, below the spacing of a 1 m cloth up to about
+/// 140 × 140 (half the spacing caps it beyond, [`crate::sim::contact`]), and several times
+/// the contact tolerance, so two layers at rest stay visibly apart without a gap the eye
+/// reads as air.
+pub const DEFAULT_THICKNESS: f64 = 0.004;
+
+fn default_thickness() -> f64 {
+    DEFAULT_THICKNESS
 }
 
 impl Default for SimParams {
@@ -234,6 +254,8 @@ impl Default for SimParams {
             verlet_damping: 0.01,
             strain_limits: StrainLimits::default(),
             lock_taut_chains: true,
+            self_collision: false,
+            thickness: DEFAULT_THICKNESS,
         }
     }
 }
@@ -429,11 +451,17 @@ pub const GUST: Param = Param::new("wind.gust", "gusts", "")
 pub const GUST_FREQUENCY: Param = Param::new("wind.gust_frequency", "gust frequency", "Hz")
     .range(0.0, 20.0)
     .help("gust frequency");
-/// Coulomb friction of ball and ground contact.
+/// Coulomb friction of every contact: ball, ground and the cloth with itself.
 pub const FRICTION: Param = Param::new("friction", "friction", "")
     .range(0.0, 5.0)
     .slider(0.0, 2.0)
-    .help("Coulomb friction coefficient");
+    .help("Coulomb friction coefficient of every contact (ball, ground, self)");
+/// Cloth thickness for self-contact.
+pub const THICKNESS: Param = Param::new("thickness", "thickness (m)", "m")
+    .range(1e-5, 0.1)
+    .slider(5e-4, 0.02)
+    .log()
+    .help("gap self-contact keeps between two layers (capped at half the shortest edge)");
 /// Ball radius.
 pub const BALL_RADIUS: Param = Param::new("ball.radius", "radius (m)", "m")
     .range(1e-3, 100.0)
@@ -519,6 +547,7 @@ pub const PARAMS: &[&Param] = &[
     &GUST,
     &GUST_FREQUENCY,
     &FRICTION,
+    &THICKNESS,
     &BALL_RADIUS,
     &SLE_MAX_SOLVES,
     &NEWTON_MAX_STEPS,
@@ -567,6 +596,7 @@ impl SimParams {
         GUST.check(self.wind.gust)?;
         GUST_FREQUENCY.check(self.wind.gust_frequency)?;
         FRICTION.check(self.friction)?;
+        THICKNESS.check(self.thickness)?;
         if let Some(b) = &self.ball {
             BALL_RADIUS.check(b.radius)?;
             if !(b.center.is_finite() && b.velocity.is_finite()) {

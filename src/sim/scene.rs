@@ -93,16 +93,25 @@ pub enum ScenePreset {
     /// A vertical curtain whose top edge hangs from rings that slide along a rod (ndof-1
     /// gliders, 001 §5); the first ring is fixed. Drag the last ring to draw the curtain.
     CurtainRod,
+    /// A vertical cloth, tilted, dropped from a fifth of its height onto the ground, where
+    /// it folds onto itself several times (self-collision's demo scene, as Ten Minute
+    /// Physics' self-collision demo drops a long strip).
+    Pile,
+    /// A horizontal cloth lying on the ground; its scripted drag ([`ScenePreset::script`])
+    /// lifts a corner across the sheet to the opposite corner and lets go.
+    Fold,
 }
 
 impl ScenePreset {
     /// Every preset.
-    pub const ALL: [ScenePreset; 5] = [
+    pub const ALL: [ScenePreset; 7] = [
         ScenePreset::Hanging,
         ScenePreset::Curtain,
         ScenePreset::Drape,
         ScenePreset::Flag,
         ScenePreset::CurtainRod,
+        ScenePreset::Pile,
+        ScenePreset::Fold,
     ];
 
     /// Command-line name.
@@ -113,6 +122,31 @@ impl ScenePreset {
             ScenePreset::Drape => "drape",
             ScenePreset::Flag => "flag",
             ScenePreset::CurtainRod => "curtain-rod",
+            ScenePreset::Pile => "pile",
+            ScenePreset::Fold => "fold",
+        }
+    }
+
+    /// The scene's own scripted drag, if it has one: the fold's corner (particle 0) lifted
+    /// 0.15 × size above the ground and carried over the sheet, in 1.5 s, to above the
+    /// opposite corner (4 % of the diagonal short of it), and let go at 2 s. `world` is
+    /// the scene as built.
+    pub fn script(self, world: &World) -> Option<super::Drag> {
+        match self {
+            ScenePreset::Fold => {
+                let x = &world.cloth.particles.x;
+                let (first, last) = (x[0], x[x.len() - 1]);
+                let size = world.cloth.topology.rest_extent();
+                let to = first.lerp(last, 0.96) + DVec3::Y * (0.15 * size);
+                Some(super::Drag {
+                    particle: 0,
+                    to,
+                    start: 0.1,
+                    arrive: 1.6,
+                    release: Some(2.0),
+                })
+            }
+            _ => None,
         }
     }
 
@@ -124,6 +158,7 @@ impl ScenePreset {
             ScenePreset::Drape => PinSpec::None,
             ScenePreset::Flag => PinSpec::LeftEdge,
             ScenePreset::CurtainRod => PinSpec::Indices(vec![0]),
+            ScenePreset::Pile | ScenePreset::Fold => PinSpec::None,
         }
     }
 
@@ -212,7 +247,7 @@ impl SceneSpec {
         }
         let vertical = matches!(
             self.preset,
-            ScenePreset::Curtain | ScenePreset::Flag | ScenePreset::CurtainRod
+            ScenePreset::Curtain | ScenePreset::Flag | ScenePreset::CurtainRod | ScenePreset::Pile
         );
         let grid = GridSpec {
             width: self.width,
@@ -257,6 +292,22 @@ impl SceneSpec {
                 params.wind.velocity = DVec3::new(9.0, 0.0, 1.5);
             }
             ScenePreset::CurtainRod => {}
+            ScenePreset::Pile => {
+                // Tilted by 0.3 rad about its bottom edge, so it buckles one way; the
+                // bottom edge a fifth of the size above the ground.
+                let bottom = grid.origin.y - self.size;
+                let (sin, cos) = 0.3f64.sin_cos();
+                for x in &mut cloth.particles.x {
+                    let (y, z) = (x.y - bottom, x.z);
+                    x.y = bottom + y * cos - z * sin;
+                    x.z = y * sin + z * cos;
+                }
+                params.ground = Some(bottom - 0.2 * self.size);
+            }
+            ScenePreset::Fold => {
+                // Resting on the ground: the contact skin below the cloth.
+                params.ground = Some(grid.origin.y - super::collision::CONTACT_SKIN);
+            }
         }
         if self.perturb > 0.0 {
             let mut rng = ChaCha8Rng::seed_from_u64(self.seed);

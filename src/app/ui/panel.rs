@@ -159,6 +159,8 @@ fn panel(
                     ui.separator();
                     wind_and_ball_section(ui, &mut state.world.params);
                     ui.separator();
+                    self_contact_section(ui, state);
+                    ui.separator();
                     view_section(ui, &mut view, &mut panel);
                     ui.separator();
                     readouts_section(ui, state);
@@ -399,6 +401,25 @@ fn wind_and_ball_section(ui: &mut egui::Ui, p: &mut SimParams) {
     param_slider(ui, &params::FRICTION, &mut p.friction);
 }
 
+/// Self-collision: the switch, the thickness, and whether the solver does it.
+fn self_contact_section(ui: &mut egui::Ui, state: &mut SimState) {
+    ui.heading("Self-collision");
+    let impulse = state.solver.contact_model() == crate::sim::ContactModel::Impulse;
+    let p = &mut state.world.params;
+    ui.checkbox(&mut p.self_collision, "self-collision")
+        .on_hover_text(
+            "vertex–triangle and edge–edge contact of the cloth with itself, solved with \
+             the distance constraints, with a rigid-impact-zone fail-safe (iterative, \
+             strips, SLE, Newton; Verlet and the strain limits pass through themselves)",
+        );
+    if p.self_collision {
+        param_slider(ui, &params::THICKNESS, &mut p.thickness);
+        if !impulse {
+            ui.colored_label(WARN, "this solver does not do self-collision");
+        }
+    }
+}
+
 /// Heat-map, wireframe and overlay switches.
 fn view_section(ui: &mut egui::Ui, view: &mut ViewSettings, panel: &mut PanelState) {
     ui.heading("View");
@@ -446,6 +467,12 @@ fn readouts_section(ui: &mut egui::Ui, state: &SimState) {
             ui.label(format!(
                 "{} particles held static in taut chains",
                 s.locked_particles
+            ));
+        }
+        if state.world.params.self_collision {
+            ui.label(format!(
+                "self-contact: {} rows, fail-safe {} zones ({} particles)",
+                s.self_contacts, s.impact_zones, s.zone_particles
             ));
         }
         // A cap that cut the pass short is what leaves the cloth stretched: say so loudly.
@@ -592,6 +619,23 @@ fn overlay(
                         h.len()
                     ),
                 );
+                if state.world.params.self_collision {
+                    let zones: u32 = h.iter().map(|s| s.impact_zones).sum();
+                    let (colour, text) = if s.crossings == 0 {
+                        (OK, "intersection-free".to_string())
+                    } else {
+                        (WARN, format!("{} crossings (tangled)", s.crossings))
+                    };
+                    ui.colored_label(
+                        colour,
+                        format!(
+                            "{text}; fail-safe zones in the last {} steps: {zones}",
+                            h.len()
+                        ),
+                    );
+                } else {
+                    ui.label("self-collision off");
+                }
             }
             let pts = |v: &[f64]| {
                 v.iter()

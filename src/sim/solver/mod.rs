@@ -5,6 +5,7 @@ use glam::DVec3;
 
 use super::cloth::Cloth;
 use super::collision::{self, ContactSweep};
+use super::contact::SelfRows;
 use super::dof::Glider;
 use super::kernels;
 use super::params::{Ball, SimParams};
@@ -38,6 +39,9 @@ pub struct StepCtx<'a> {
     pub ball_end: Option<&'a Ball>,
     /// Particles on gliders (001 §5).
     pub gliders: &'a [Glider],
+    /// The cloth's contacts with itself this step ([`crate::sim::contact`]), if
+    /// self-collision is on.
+    pub selfs: Option<SelfRows<'a>>,
     /// Statistics of the step being run.
     pub stats: &'a mut StepStats,
 }
@@ -73,7 +77,7 @@ impl StepMark {
 }
 
 impl<'a> StepCtx<'a> {
-    /// The step's contact set — ball, ground, gliders — with the contact's tolerance
+    /// The step's contact set — ball, ground, gliders, self-contacts — with the contact's tolerance
     /// ([`collision::contact_slop`], a pass over the rest lengths, so only when there is
     /// contact: every strips pass asks, also Newton's predictor and velocity pass).
     pub fn contacts(&self) -> ContactSweep<'a> {
@@ -84,7 +88,7 @@ impl<'a> StepCtx<'a> {
         c
     }
 
-    /// Whether the step has a ball, ground or rod (without the contact's tolerance, which
+    /// Whether the step has a ball, ground, rod or self-contact (without the contact's tolerance, which
     /// costs a pass over the rest lengths).
     pub fn has_contacts(&self) -> bool {
         !self.contact_set().is_empty()
@@ -97,6 +101,7 @@ impl<'a> StepCtx<'a> {
             ball: self.ball_end,
             gliders: self.gliders,
             slop: 0.0,
+            selfs: self.selfs,
         }
     }
 }

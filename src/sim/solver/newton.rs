@@ -63,9 +63,17 @@
 //! P(x − anchor) = 0, P the projection across its rod. Each adds only to its particle's
 //! diagonal 3×3 block (penalty·∇φ∇φᵀ; the surfaces' own curvature is left out, the ball's
 //! radius being many spacings), so the pattern and its symbolic analysis do not change.
-//! Their multipliers warm-start like the distance constraints'. Friction is the impulse
-//! the world applies before the pass (Coulomb, bounded by μ times the normal impulse
-//! of the preview's penetration, [`crate::sim::collision`]).
+//! Their multipliers warm-start like the distance constraints'. Friction comes from those
+//! multipliers: after the pass each ball or ground row cuts its particle's tangential
+//! velocity by at most μ times the normal velocity change it made, and strips sweeps
+//! restore the distance constraints where that moved a preview off them (besides the
+//! impulse the world applies before the pass from the preview's penetration,
+//! [`crate::sim::collision`]).
+//!
+//! Self-contacts ([`crate::sim::contact`]) couple four particles and are not rows of this
+//! system, so its pattern, ordering and symbolic analysis stay those of the cloth alone:
+//! where the pass leaves a self-contact row short, strips sweeps — which visit those rows
+//! with the distance constraints — finish it from Newton's answer.
 //!
 //! A numeric factorisation costs about six solves with its factor (50×50: 4.9 against
 //! 0.8 ms), so a Newton step may reuse the last factor instead (a lagged step): the KKT
@@ -93,7 +101,7 @@
 use glam::DVec3;
 
 use super::strips::StripsSolver;
-use super::{Solver, SolverKind, StepCtx, StepMark};
+use super::{Solver, SolverKind, StepCtx, StepMark, iterative};
 use crate::sim::cloth::{CacheKey, Cloth};
 use crate::sim::collision::CONTACT_SKIN;
 use crate::sim::dof::Glider;
@@ -142,6 +150,11 @@ pub const VELOCITY_RETRY: u64 = 16;
 const COMPRESSION_FLOOR: f64 = 0.0625;
 
 const NONE: u32 = u32::MAX;
+
+/// Most alternations of the obstacle rows' friction with the strips sweeps that restore
+/// the distance constraints after it, per position pass (docs/numerics.md, "Friction
+/// inside the solve").
+const FRICTION_ROUNDS: u32 = 4;
 
 /// What a side row holds its particle to.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -295,6 +308,9 @@ pub struct NewtonSolver {
     /// factor (`NewtonSolver::position_pass`): the method before the lagged factor, kept
     /// to check that the two agree (tests/agreement.rs).
     pub refactor_every_step: bool,
+    /// Per side row: the tangential velocity change its friction may still make in this
+    /// pass (μ·k·|λ|/h in all, shared by the rounds of `FRICTION_ROUNDS`).
+    friction_left: Vec<f64>,
     pattern: BlockPattern,
     factor: Option<Factor>,
     values: Vec<f64>,
@@ -405,6 +421,7 @@ impl NewtonSolver {
             accel: ctx.accel,
             ball_end: ctx.ball_end,
             gliders: ctx.gliders,
+            selfs: ctx.selfs,
             stats: &mut *ctx.stats,
         };
         self.polish.sweeps(&mut sub, velocity)
@@ -728,6 +745,61 @@ impl NewtonSolver {
     }
 }
 
+impl NewtonSolver {
+    /// Coulomb friction of the ball and ground rows, from their multipliers: a row that
+    /// pushed its particle out by k·|λ| (a velocity change k·|λ|/h along its normal —
+    /// gravity and the cloth's tension pressing it in) cuts the particle's tangential
+    /// velocity over the step (v + ½·a·h) relative to the surface by at most μ times that. The obstacles' friction
+    /// before the pass ([`crate::sim::collision::ContactSweep`]) sees only the preview's
+    /// penetration, not the tension a draped cloth presses on the ball with, and a cloth
+    /// slid off it (docs/numerics.md, "Friction inside the solve"). Returns whether a
+    /// velocity changed (the previews then need the distance constraints again).
+    fn friction(&mut self, ctx: &mut StepCtx<'_>, first: bool) -> bool {
+        let mu = ctx.params.friction;
+        if mu == 0.0 {
+            return false;
+        }
+        if first {
+            self.friction_left.clear();
+            self.friction_left.resize(self.sides.len(), f64::INFINITY);
+        }
+        let h = ctx.params.dt;
+        let ball_v = ctx.ball_end.map_or(DVec3::ZERO, |b| b.velocity);
+        let p = &mut ctx.cloth.particles;
+        let mut rubbed = false;
+        for (r, left) in self.sides.iter().zip(&mut self.friction_left) {
+            let surface_v = match r.side {
+                Side::Ball => ball_v,
+                Side::Ground => DVec3::ZERO,
+                Side::Rod(_) => continue,
+            };
+            let push = -r.lambda.x;
+            let i = r.particle as usize;
+            let k = p.inv_mass[i];
+            if push <= 0.0 || k == 0.0 {
+                continue;
+            }
+            let dvn = k * push / h;
+            if left.is_infinite() {
+                *left = mu * dvn;
+            }
+            // The step moves the particle by v·h + ½·a·h²: static friction must stop that
+            // motion, so it acts on the mean velocity over the step (cutting v alone let
+            // gravity's tangential part slip ½·g·h a step down the ball's sides).
+            let rel = p.v[i] + ctx.accel[i] * (0.5 * h) - surface_v;
+            let vt = rel - r.n * rel.dot(r.n);
+            let len = vt.length();
+            let cut = left.min(len);
+            if cut > 0.0 {
+                p.v[i] -= vt * (cut / len);
+                *left -= cut;
+                rubbed = true;
+            }
+        }
+        rubbed
+    }
+}
+
 impl Solver for NewtonSolver {
     fn kind(&self) -> SolverKind {
         SolverKind::Newton
@@ -895,8 +967,35 @@ impl Solver for NewtonSolver {
             p.v[q] += shift / h;
             self.last_shift[q] = shift;
         }
+        let rubbed = self.friction(ctx, true);
+        let worst = if rubbed {
+            iterative::preview_max_strain(ctx.cloth, ctx.accel, h)
+        } else {
+            worst
+        };
         ctx.stats.set_position_outcome(worst, worst <= tol, false);
-        if !ctx.stats.converged {
+        // Self-contacts are not rows of this system (they couple four particles, which the
+        // cloth's pattern does not): where one is short, strips sweeps — which visit them
+        // with the distance constraints — finish the pass from Newton's answer.
+        let selfs_short = {
+            let p = &ctx.cloth.particles;
+            let a = ctx.accel;
+            ctx.contacts()
+                .self_violated(|i| kernels::drift(p.x[i], a[i], h), &p.v, &p.inv_mass)
+        };
+        if !ctx.stats.converged || selfs_short {
+            self.polish.finish_position_pass(ctx);
+        }
+        // The sweeps that restored the constraints after friction moved particles in
+        // contact along the surface again: friction and sweeps alternate, a block
+        // Gauss–Seidel between them.
+        let mut rounds = 1;
+        while rubbed && rounds < FRICTION_ROUNDS && self.friction(ctx, false) {
+            rounds += 1;
+            let worst = iterative::preview_max_strain(ctx.cloth, ctx.accel, h);
+            if worst <= tol {
+                break;
+            }
             self.polish.finish_position_pass(ctx);
         }
     }

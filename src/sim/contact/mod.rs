@@ -1,0 +1,564 @@
+//! Self-contact: the cloth against itself, detected every step over the topology's
+//! triangles and edges, solved inside every impulse solver's pass, and guaranteed by a
+//! fail-safe.
+//!
+//! A step with self-collision on runs
+//!
+//! 1. **detection** ([`SelfContact::detect`]) when the collision phase begins and again in
+//!    every contact round: the broad phase ([`broad`], a spatial hash over the swept
+//!    bounds of each triangle, edge and vertex from the step's start to a preview) gives
+//!    candidate vertex–triangle and edge–edge pairs that share no particle; the narrow
+//!    phase ([`narrow`]) keeps a pair that is within 1.5 × the thickness at the start, at
+//!    the preview, or at a moment in between where its four points are coplanar
+//!    (continuous detection: Provot 1997, Bridson et al. 2002), and writes it as a row
+//!    over four particles ([`set`]) with the geometry of that moment;
+//! 2. **response inside the solve**: the rows are part of the contact set every impulse
+//!    solver visits ([`crate::sim::collision::ContactSweep`]) — strips and the iterative
+//!    method in every Gauss–Seidel sweep, the SLE in the strips sweeps that finish its pass
+//!    when there is contact, Newton in strips sweeps that finish its pass when a row is
+//!    short (its pattern and symbolic analysis stay those of the cloth alone) — with
+//!    Coulomb friction;
+//! 3. **the fail-safe** ([`SelfContact::fail_safe`], [`zones`]) after integration: any
+//!    pair that still touches on the straight path from the step's start to its end is
+//!    merged into a rigid impact zone, which keeps its edge lengths;
+//! 4. **the crossing count** ([`SelfContact::count_crossings`]) of the end state: (edge,
+//!    triangle) pairs that pass through each other. A state that starts tangled (self
+//!    collision turned on mid-fold) is stepped with the tangled particles left out of the
+//!    rows and the fail-safe, so it neither blows up nor freezes, and untangles where the
+//!    motion lets it.
+//!
+//! The thickness is the gap a row keeps ([`crate::sim::params::THICKNESS`]); it is capped at
+//! half the shortest rest length, below the closest pair of features a grid has at rest
+//! that shares no particle (√½ of the spacing), so a cloth at rest touches nothing.
+
+pub mod broad;
+pub mod narrow;
+pub mod set;
+pub mod surface;
+pub mod zones;
+
+use std::collections::HashSet;
+
+use glam::DVec3;
+
+use super::cloth::Cloth;
+use broad::{Aabb, HashGrid};
+use narrow::{PairKind, Swept};
+pub use set::{SelfRow, SelfRows};
+pub use surface::Surface;
+use zones::Zones;
+
+/// How close (as a multiple of the thickness) a pair must come in a step to get a row.
+pub const DETECT_REACH: f64 = 1.5;
+
+/// Distance at which the fail-safe counts two features as touching (m).
+pub const TOUCH: f64 = 1e-7;
+
+/// Steps between two crossing counts of a state known intersection-free (see
+/// [`SelfContact::fail_safe`]).
+pub const CHECK_EVERY: u32 = 30;
+
+/// Zone merges the fail-safe tries before it moves the whole cloth as one zone.
+pub const MAX_ZONE_ROUNDS: u32 = 64;
+
+/// What the fail-safe did in a step.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FailSafe {
+    /// Rigid impact zones (of more than one particle) at the end.
+    pub zones: u32,
+    /// Particles in them.
+    pub particles: u32,
+    /// (Edge, triangle) pairs passing through each other at the end of the step
+    /// ([`SelfContact::count_crossings`]).
+    pub crossings: u32,
+}
+
+/// A candidate pair: its kind, particles, key and distance at the step's start.
+#[derive(Debug, Clone, Copy)]
+struct Candidate {
+    kind: PairKind,
+    p: [u32; 4],
+    key: u64,
+    d0: f64,
+}
+
+/// Self-contact state of a world: the surface, the step's rows, and scratch.
+#[derive(Debug, Clone, Default)]
+pub struct SelfContact {
+    surface: Surface,
+    shortest_rest: f64,
+    tri_grid: HashGrid,
+    vert_grid: HashGrid,
+    edge_grid: HashGrid,
+    /// The step's rows.
+    pub rows: Vec<SelfRow>,
+    keys: HashSet<u64>,
+    candidates: Vec<Candidate>,
+    /// Particles in a crossing at the end of the last step.
+    tangled: Vec<bool>,
+    crossings: usize,
+    roots: Vec<f64>,
+    zones: Zones,
+    /// Positions at the start of the step's position pass.
+    x0: Vec<DVec3>,
+    x_solver: Vec<DVec3>,
+    /// The start and end positions the candidates were gathered for, and the margin they
+    /// cover.
+    reference0: Vec<DVec3>,
+    reference: Vec<DVec3>,
+    margin: f64,
+    /// The candidates' start distances are those of an earlier step.
+    stale: bool,
+    /// The reach of the step's detection: the least margin a gather takes.
+    thickness_hint: f64,
+    /// Steps since the crossings were last counted.
+    since_count: u32,
+    /// Mean length of the surface's edges at the last gather (m).
+    mean_edge: f64,
+    /// Whether `candidates` (and the triangle grid) belong to this step.
+    gathered: bool,
+}
+
+impl SelfContact {
+    /// The gap rows keep: `thickness` capped at half the shortest rest length.
+    pub fn thickness(&self, thickness: f64) -> f64 {
+        thickness.min(0.5 * self.shortest_rest)
+    }
+
+    /// The surface in use.
+    pub fn surface(&self) -> &Surface {
+        &self.surface
+    }
+
+    /// Crossing (edge, triangle) pairs at the end of the last step that counted them.
+    pub fn crossings(&self) -> usize {
+        self.crossings
+    }
+
+    /// Start a step: the surface of `cloth` (derived again if its topology changed), the
+    /// start positions, no rows.
+    pub fn begin(&mut self, cloth: &Cloth) {
+        let n = cloth.len();
+        if !self.surface.is_of(&cloth.topology, n) {
+            self.surface = Surface::new(&cloth.topology, n);
+            self.shortest_rest = cloth.topology.shortest_rest();
+            self.tangled.clear();
+            self.crossings = 0;
+            self.since_count = CHECK_EVERY;
+            self.gathered = false;
+        }
+        self.tangled.resize(n, false);
+        self.x0.clone_from(&cloth.particles.x);
+        self.rows.clear();
+        self.keys.clear();
+        self.stale = true;
+    }
+
+    /// Forget the rows (self-collision off).
+    pub fn clear(&mut self) {
+        self.rows.clear();
+        self.keys.clear();
+        self.crossings = 0;
+        // Off, the cloth may tangle: the first step with it on again counts.
+        self.since_count = CHECK_EVERY;
+        self.tangled.iter_mut().for_each(|t| *t = false);
+    }
+
+    /// The rows with the gap they keep.
+    pub fn rows(&self, thickness: f64) -> SelfRows<'_> {
+        SelfRows {
+            rows: &self.rows,
+            thickness: self.thickness(thickness),
+        }
+    }
+
+    /// Whether the candidates gathered this step hold every pair that comes within
+    /// `reach` on the way from the start to `x`: `x` strays from the positions they were
+    /// gathered for by δ, and reach + 2δ fits in their margin.
+    fn covers(&self, x: &[DVec3], reach: f64) -> bool {
+        if !self.gathered || x.len() != self.reference.len() {
+            return false;
+        }
+        reach + 2.0 * (stray(&self.x0, &self.reference0).max(stray(x, &self.reference)))
+            <= self.margin
+    }
+
+    /// Make the candidates cover the motion from the step's start to `x1` with `reach`:
+    /// those of an earlier step where they still do (their start distances refreshed),
+    /// else gathered anew with a margin of `reach` and as much again, plus a quarter of
+    /// the mean edge for the steps that follow.
+    fn ensure_candidates(&mut self, x1: &[DVec3], inv_mass: &[f64], reach: f64) {
+        if self.covers(x1, reach) {
+            if self.stale {
+                let x0 = &self.x0;
+                for c in &mut self.candidates {
+                    let x: [DVec3; 4] = c.p.map(|i| x0[i as usize]);
+                    c.d0 = narrow::pair_distance(c.kind, &x);
+                }
+                self.stale = false;
+            }
+            return;
+        }
+        let spare = 0.25 * self.mean_edge;
+        self.gather(x1, inv_mass, 2.0 * reach.max(self.thickness_hint) + spare);
+        self.stale = false;
+    }
+
+    /// Candidate pairs whose swept bounds from the step's start to `x1` come within
+    /// `margin` of each other, leaving out pairs that share a particle, that are all
+    /// static, or that hold a tangled particle; with their distances at the start.
+    fn gather(&mut self, x1: &[DVec3], inv_mass: &[f64], margin: f64) {
+        self.gathered = true;
+        self.margin = margin;
+        self.reference.clear();
+        self.reference.extend_from_slice(x1);
+        self.reference0.clone_from(&self.x0);
+        // Items and queries each grow by half the margin: two boxes overlap exactly when
+        // the swept bounds come within the margin; the triangles' grid then also holds
+        // every triangle wherever it ends within half the margin of `x1` (the crossing
+        // count uses it).
+        let inflate = 0.5 * margin;
+        let x0 = &self.x0;
+        let s = &self.surface;
+        self.candidates.clear();
+        if x0.len() != x1.len() || s.triangles.is_empty() {
+            self.gathered = false;
+            return;
+        }
+        let swept = |i: u32| {
+            let i = i as usize;
+            Aabb::EMPTY.grow(x0[i]).grow(x1[i])
+        };
+        let merge = |a: Aabb, b: Aabb| Aabb {
+            min: a.min.min(b.min),
+            max: a.max.max(b.max),
+        };
+        // Vertex–triangle: the vertices' small boxes in the grid, each triangle's box the
+        // query (fewer entries per cell than the other way round).
+        let mut extent = 0.0;
+        for t in &s.triangles {
+            let b = merge(merge(swept(t[0]), swept(t[1])), swept(t[2]));
+            extent += (b.max - b.min).max_element() + 2.0 * inflate;
+        }
+        let cell = (extent / s.triangles.len() as f64).max(1e-6);
+        self.mean_edge = s
+            .edges
+            .iter()
+            .map(|e| x0[e[0] as usize].distance(x0[e[1] as usize]))
+            .sum::<f64>()
+            / s.edges.len().max(1) as f64;
+        let vert_boxes = (0..x0.len() as u32).map(|v| swept(v).inflate(inflate));
+        self.vert_grid.build(vert_boxes, cell);
+        let tangled = &self.tangled;
+        let static_all = |p: &[u32; 4]| p.iter().all(|&i| inv_mass[i as usize] == 0.0);
+        let any_tangled = |p: &[u32; 4]| p.iter().any(|&i| tangled[i as usize]);
+        for (t, tri) in s.triangles.iter().enumerate() {
+            let q = merge(merge(swept(tri[0]), swept(tri[1])), swept(tri[2])).inflate(inflate);
+            let grid = &self.vert_grid;
+            let out = &mut self.candidates;
+            grid.query(&q, |v| {
+                if surface::vertex_in_triangle(v, *tri) {
+                    return;
+                }
+                let p = [v, tri[0], tri[1], tri[2]];
+                if static_all(&p) || any_tangled(&p) {
+                    return;
+                }
+                let x: [DVec3; 4] = p.map(|i| x0[i as usize]);
+                out.push(Candidate {
+                    kind: PairKind::VertexTriangle,
+                    p,
+                    key: (u64::from(v) << 32) | t as u64,
+                    d0: narrow::pair_distance(PairKind::VertexTriangle, &x),
+                });
+            });
+        }
+        let edge_boxes = s
+            .edges
+            .iter()
+            .map(|e| merge(swept(e[0]), swept(e[1])).inflate(inflate));
+        self.edge_grid.build(edge_boxes, cell);
+        for (i, e) in s.edges.iter().enumerate() {
+            let q = *self.edge_grid.item(i as u32);
+            let grid = &self.edge_grid;
+            let out = &mut self.candidates;
+            grid.query(&q, |j| {
+                if (j as usize) <= i {
+                    return;
+                }
+                let f = s.edges[j as usize];
+                if surface::edges_share(*e, f) {
+                    return;
+                }
+                let p = [e[0], e[1], f[0], f[1]];
+                if static_all(&p) || any_tangled(&p) {
+                    return;
+                }
+                let x: [DVec3; 4] = p.map(|i| x0[i as usize]);
+                out.push(Candidate {
+                    kind: PairKind::EdgeEdge,
+                    p,
+                    key: (1 << 63) | ((i as u64) << 32) | u64::from(j),
+                    d0: narrow::pair_distance(PairKind::EdgeEdge, &x),
+                });
+            });
+        }
+    }
+
+    /// Add a row for every pair that comes within [`DETECT_REACH`] × the gap on its way
+    /// from the step's start to `x1` (a preview) and has none yet; returns how many were
+    /// added.
+    pub fn detect(&mut self, x1: &[DVec3], inv_mass: &[f64], thickness: f64) -> usize {
+        let gap = self.thickness(thickness);
+        let reach = DETECT_REACH * gap;
+        self.thickness_hint = reach;
+        self.ensure_candidates(x1, inv_mass, reach);
+        let mut added = 0;
+        for ci in 0..self.candidates.len() {
+            let c = self.candidates[ci];
+            if c.d0 > reach && c.d0 - self.motion_bound(&c, x1) > reach {
+                // Too far apart for the step's motion to bring them within reach.
+                continue;
+            }
+            if self.keys.contains(&c.key) {
+                continue;
+            }
+            let s = self.swept(&c.p, x1);
+            let at = if c.d0 <= reach {
+                Some(0.0)
+            } else {
+                narrow::first_contact(c.kind, &s, reach, &mut self.roots)
+            };
+            let Some(t) = at else { continue };
+            if let Some(row) = make_row(c.kind, c.p, &s, t) {
+                self.keys.insert(c.key);
+                self.rows.push(row);
+                added += 1;
+            }
+        }
+        added
+    }
+
+    /// Candidates gathered (diagnostics).
+    pub fn candidate_count(&self) -> usize {
+        self.candidates.len()
+    }
+
+    /// [`Swept::motion_bound`] of a candidate moving from the step's start to `x1`.
+    fn motion_bound(&self, c: &Candidate, x1: &[DVec3]) -> f64 {
+        let d = |k: usize| {
+            let i = c.p[k] as usize;
+            self.x0[i].distance(x1[i])
+        };
+        match c.kind {
+            PairKind::VertexTriangle => d(0) + d(1).max(d(2)).max(d(3)),
+            PairKind::EdgeEdge => d(0).max(d(1)) + d(2).max(d(3)),
+        }
+    }
+
+    fn swept(&self, p: &[u32; 4], x1: &[DVec3]) -> Swept {
+        Swept {
+            x0: p.map(|i| self.x0[i as usize]),
+            x1: p.map(|i| x1[i as usize]),
+        }
+    }
+
+    /// The fail-safe after integration: rigid impact zones ([`zones`]) for every pair that
+    /// touches on the way from the step's start to `x`, and for the ends of an edge that
+    /// a zone left stretched beyond `tolerance` (or beyond what the solve left, if more).
+    /// Moves the zones' particles in `x` and `v`, then counts the crossings of the end
+    /// state ([`SelfContact::count_crossings`]).
+    pub fn fail_safe(
+        &mut self,
+        cloth_edges: (&[[u32; 2]], &[f64]),
+        x: &mut [DVec3],
+        v: &mut [DVec3],
+        inv_mass: &[f64],
+        h: f64,
+        tolerance: f64,
+    ) -> FailSafe {
+        let n = x.len();
+        self.zones.reset(n);
+        self.x_solver.clear();
+        self.x_solver.extend_from_slice(x);
+        let (edges, rest) = cloth_edges;
+        let strain = |x: &[DVec3], e: usize| {
+            let [a, b] = edges[e];
+            (x[a as usize].distance(x[b as usize]) - rest[e]).abs() / rest[e]
+        };
+        let mut groups: Vec<Vec<u32>> = Vec::new();
+        for round in 0..=MAX_ZONE_ROUNDS {
+            self.ensure_candidates(x, inv_mass, TOUCH);
+            let mut merged = false;
+            for ci in 0..self.candidates.len() {
+                let c = self.candidates[ci];
+                if c.d0 - self.motion_bound(&c, x) > TOUCH {
+                    continue;
+                }
+                let s = self.swept(&c.p, x);
+                if narrow::first_contact(c.kind, &s, TOUCH, &mut self.roots).is_some() {
+                    for k in 1..4 {
+                        merged |= self.zones.union(c.p[0], c.p[k]);
+                    }
+                    // Already in one zone, they still touch: only possible where the
+                    // zone's own start touched; nothing a merge can do.
+                }
+            }
+            if !groups.is_empty() || merged {
+                let mut in_zone = vec![false; n];
+                for g in &groups {
+                    for &i in g {
+                        in_zone[i as usize] = true;
+                    }
+                }
+                for e in 0..edges.len() {
+                    let [a, b] = edges[e];
+                    if !(in_zone[a as usize] || in_zone[b as usize]) {
+                        continue;
+                    }
+                    let limit = tolerance.max(strain(&self.x_solver, e)) * (1.0 + 1e-9);
+                    if strain(x, e) > limit {
+                        merged |= self.zones.union(a, b);
+                    }
+                }
+            }
+            if !merged {
+                break;
+            }
+            if round == MAX_ZONE_ROUNDS {
+                // The last resort: the whole cloth as one zone.
+                for i in 1..n as u32 {
+                    self.zones.union(0, i);
+                }
+            }
+            x.copy_from_slice(&self.x_solver);
+            groups = self.zones.groups();
+            for g in &groups {
+                zones::move_rigidly(g, &self.x0, &self.x_solver, inv_mass, h, x, v);
+            }
+        }
+        // A step that starts intersection-free and whose every touching pair the fail-safe
+        // merged ends intersection-free (continuous detection over the whole step): the
+        // count is needed only where the state was not known clean — tangled, just turned
+        // on, a new cloth — and every CHECK_EVERY steps as a check of that reasoning.
+        self.since_count += 1;
+        let crossings = if self.crossings > 0 || self.since_count >= CHECK_EVERY {
+            self.count_crossings(x)
+        } else {
+            0
+        };
+        self.crossings = crossings;
+        FailSafe {
+            zones: groups.len() as u32,
+            particles: groups.iter().map(|g| g.len() as u32).sum(),
+            crossings: crossings as u32,
+        }
+    }
+
+    /// Count the (edge, triangle) pairs of the surface that pass through each other at `x`
+    /// (sharing no particle), and mark their particles as tangled for the next step.
+    pub fn count_crossings(&mut self, x: &[DVec3]) -> usize {
+        self.since_count = 0;
+        self.tangled.clear();
+        self.tangled.resize(x.len(), false);
+        let s = &self.surface;
+        if s.triangles.is_empty() || x.len() != s.particles {
+            self.crossings = 0;
+            return 0;
+        }
+        let mut extent = 0.0;
+        let boxes: Vec<Aabb> = s
+            .triangles
+            .iter()
+            .map(|t| {
+                let b = t.iter().fold(Aabb::EMPTY, |b, &i| b.grow(x[i as usize]));
+                extent += (b.max - b.min).max_element();
+                b
+            })
+            .collect();
+        self.tri_grid
+            .build(boxes, (extent / s.triangles.len() as f64).max(1e-6));
+        self.crossings_in_grid(x)
+    }
+
+    /// [`SelfContact::count_crossings`] with the triangle grid built for `x`.
+    fn crossings_in_grid(&mut self, x: &[DVec3]) -> usize {
+        let s = &self.surface;
+        let mut count = 0;
+        for e in &s.edges {
+            let (p, q) = (x[e[0] as usize], x[e[1] as usize]);
+            let b = Aabb::EMPTY.grow(p).grow(q);
+            let tangled = &mut self.tangled;
+            self.tri_grid.query(&b, |t| {
+                let tri = s.triangles[t as usize];
+                if surface::edge_touches_triangle(*e, tri) {
+                    return;
+                }
+                let [a, b, c] = tri.map(|i| x[i as usize]);
+                if narrow::segment_crosses_triangle(p, q, a, b, c) {
+                    count += 1;
+                    for i in e.iter().chain(&tri) {
+                        tangled[*i as usize] = true;
+                    }
+                }
+            });
+        }
+        if count > 0 || self.crossings > 0 {
+            // The tangled particles changed: the candidates left out the old ones.
+            self.gathered = false;
+        }
+        self.crossings = count;
+        count
+    }
+}
+
+/// How far positions `x` stray from `reference` once their mean displacement is taken
+/// out: pair distances do not change when the whole cloth moves together (a falling drape
+/// keeps its candidates).
+fn stray(x: &[DVec3], reference: &[DVec3]) -> f64 {
+    if x.is_empty() {
+        return 0.0;
+    }
+    let shift = x.iter().zip(reference).map(|(a, b)| *a - *b).sum::<DVec3>() / x.len() as f64;
+    x.iter()
+        .zip(reference)
+        .map(|(a, b)| (*a - *b - shift).length_squared())
+        .fold(0.0, f64::max)
+        .sqrt()
+}
+
+/// The row of a pair found at time `t` of its swept motion `s`: the closest points of the
+/// two features at the step's start and the direction between them (Bridson et al. 2002's
+/// proximity normal: a separating direction of the state the step starts from, which is
+/// intersection-free), so a row never asks a vertex to pass to the other side of a sheet
+/// it has not crossed. Only where the features touch at the start does the row take the
+/// normal of the plane the four points share at `t`, turned to the side the first feature
+/// started on.
+fn make_row(kind: PairKind, p: [u32; 4], s: &Swept, t: f64) -> Option<SelfRow> {
+    let x0 = &s.x0;
+    let weights = |x: &[DVec3; 4]| match kind {
+        PairKind::VertexTriangle => {
+            let (_, beta) = narrow::closest_on_triangle(x[0], x[1], x[2], x[3]);
+            [1.0, -beta[0], -beta[1], -beta[2]]
+        }
+        PairKind::EdgeEdge => {
+            let (s1, t1) = narrow::closest_segments(x[0], x[1], x[2], x[3]);
+            [1.0 - s1, s1, -(1.0 - t1), -t1]
+        }
+    };
+    let sep = |w: &[f64; 4], x: &[DVec3; 4]| -> DVec3 { (0..4).map(|k| x[k] * w[k]).sum() };
+    let w = weights(x0);
+    let d = sep(&w, x0);
+    if d.length() > 1e-9 {
+        let n = d.normalize();
+        return n.is_finite().then_some(SelfRow { p, w, n });
+    }
+    let at: [DVec3; 4] = std::array::from_fn(|k| x0[k].lerp(s.x1[k], t));
+    let plane = match kind {
+        PairKind::VertexTriangle => (at[2] - at[1]).cross(at[3] - at[1]),
+        PairKind::EdgeEdge => (at[1] - at[0]).cross(at[3] - at[2]),
+    };
+    let n = plane.normalize_or_zero();
+    let n = if n.dot(d) < 0.0 { -n } else { n };
+    (n != DVec3::ZERO && n.is_finite()).then_some(SelfRow { p, w, n })
+}
