@@ -644,6 +644,14 @@ fn bench_app_rows_are_runs_of_their_flags() {
             "strips",
             "--threads",
             "1",
+            "--scenes",
+            "hanging,curtain,drape,flag",
+            "--self-collision",
+            "off",
+            // What is tested is that rows are runs of their flags: a loaded machine must
+            // not stop a row at the budget.
+            "--budget-ms",
+            "100000",
             "--out",
         ])
         .arg(&dir)
@@ -651,8 +659,9 @@ fn bench_app_rows_are_runs_of_their_flags() {
         .unwrap();
     assert_ran(&out);
     let md = std::fs::read_to_string(dir.join("bench.md")).unwrap();
-    let header = "| scene | grid | solver | tolerance | step | ms/frame mean | p95 | \
-                  iterations/frame | max strain | steps over tolerance | drag held | status |";
+    let header = "| scene | grid | solver | tolerance | self-collision | step | ms/frame mean | \
+                  p95 | iterations/frame | max strain | steps over tolerance | drag held | \
+                  self-contact ms/frame | rows | zones | frames crossing | status |";
     assert!(md.contains(header), "{md}");
     let rows: Vec<&str> = md
         .lines()
@@ -669,6 +678,7 @@ fn bench_app_rows_are_runs_of_their_flags() {
             row.starts_with(&format!("| {scene} | 10×10 | strips |")),
             "{row}"
         );
+        assert!(row.contains("| off |"), "{row}");
         assert!(row.contains("10 × 1/600 s"), "{row}");
         assert!(row.ends_with("| ok |"), "{row}");
     }
