@@ -10,6 +10,7 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use egui_plot::{Legend, Line, Plot};
 
 use super::recording::Recorder;
+use crate::app::budget::FrameBudget;
 use crate::app::render::ViewSettings;
 use crate::app::sim::SimState;
 use crate::sim::params::{self, Param, Scale};
@@ -551,10 +552,35 @@ fn stats_line(name: &str, v: &[f64]) -> String {
     format!("{name}: min {:.2} mean {:.2} p95 {:.2} ms", s[0], mean, p95)
 }
 
+/// How fast simulated time runs against wall time; below 1× (in red) when steps cost more
+/// than the frame budget allows and owed time was dropped ([`crate::app::budget`]).
+fn speed_line(ui: &mut egui::Ui, budget: &FrameBudget, paused: bool) {
+    match budget.speed() {
+        _ if paused => {
+            ui.label("simulation paused");
+        }
+        None => {}
+        Some(r) if budget.slowed_recently() > 0 => {
+            ui.colored_label(
+                WARN,
+                format!(
+                    "simulation {r:.2}× real time: steps cost more than the {:.0} ms a \
+                     frame may spend on them",
+                    budget.budget.as_secs_f64() * 1e3
+                ),
+            );
+        }
+        Some(r) => {
+            ui.colored_label(OK, format!("simulation {r:.2}× real time"));
+        }
+    }
+}
+
 fn overlay(
     mut contexts: EguiContexts,
     state: Res<SimState>,
     ft: Res<FrameTimes>,
+    budget: Res<FrameBudget>,
     panel: Res<PanelState>,
 ) -> Result {
     if !panel.show_overlay {
@@ -580,6 +606,7 @@ fn overlay(
             };
             ui.label(stats_line("frame", &frames));
             ui.label(stats_line("step", &step));
+            speed_line(ui, &budget, state.paused);
             if let Some(s) = state.history.back() {
                 let tol = state.world.params.tolerance;
                 let h = &state.history;

@@ -12,6 +12,7 @@ use bevy::prelude::*;
 use plotters::prelude::*;
 
 use super::panel::FrameTimes;
+use crate::app::budget::FrameBudget;
 use crate::app::sim::SimState;
 use crate::output::{AtomicFile, PlotResult, atomic_png, write_atomic};
 
@@ -24,6 +25,10 @@ struct Active {
     step_ms: Vec<f64>,
     frame_ms: Vec<f64>,
     max_strain: f64,
+    /// Frames that dropped owed simulated time ([`crate::app::budget`]).
+    slowed_frames: u64,
+    /// Simulated time the recorded frames advanced, s.
+    simulated: f64,
     /// Steps that ran while the step history (the overlay's) had already let them go —
     /// only when one frame runs more steps than the history holds; counted, not hidden.
     dropped: u64,
@@ -37,7 +42,11 @@ pub struct Recorder {
     counter: u32,
 }
 
-const HEADER: &str = "kind,time_s,solver,grid_w,grid_h,tolerance,cap,forces_ms,collision_ms,position_ms,integration_ms,velocity_ms,position_iterations,velocity_iterations,max_strain,frame_ms\n";
+/// The CSV's columns. Step rows leave the frame columns empty and frame rows the step
+/// columns; `sim_ms` is the simulated time a frame's steps advanced and `slowed` is 1 for a
+/// frame that dropped owed simulated time because its steps would have taken more wall time
+/// than the frame budget allows ([`crate::app::budget`]), 0 otherwise.
+const HEADER: &str = "kind,time_s,solver,grid_w,grid_h,tolerance,cap,forces_ms,collision_ms,position_ms,integration_ms,velocity_ms,position_iterations,velocity_iterations,max_strain,frame_ms,sim_ms,slowed\n";
 
 impl Recorder {
     /// Whether a recording is running.
@@ -82,6 +91,8 @@ impl Recorder {
                     step_ms: Vec::new(),
                     frame_ms: Vec::new(),
                     max_strain: 0.0,
+                    slowed_frames: 0,
+                    simulated: 0.0,
                     dropped: 0,
                 });
             }
@@ -125,6 +136,8 @@ impl Recorder {
                 "step_ms_mean": mean(&a.step_ms),
                 "frame_ms_mean": mean(&a.frame_ms),
                 "max_strain": a.max_strain,
+                "simulated_s": a.simulated,
+                "frames_slowed": a.slowed_frames,
                 "steps_not_recorded": a.dropped,
             });
             write_atomic(
@@ -208,7 +221,12 @@ fn chart(path: &Path, steps: &[f64], frames: &[f64], seconds: f64) -> PlotResult
 }
 
 /// Append the steps and the frame since the last call.
-pub fn record_rows(mut rec: ResMut<Recorder>, state: Res<SimState>, ft: Res<FrameTimes>) {
+pub fn record_rows(
+    mut rec: ResMut<Recorder>,
+    state: Res<SimState>,
+    ft: Res<FrameTimes>,
+    budget: Res<FrameBudget>,
+) {
     let rec = &mut *rec;
     let Some(a) = &mut rec.active else { return };
     if a.seen_steps == u64::MAX {
@@ -239,7 +257,7 @@ pub fn record_rows(mut rec: ResMut<Recorder>, state: Res<SimState>, ft: Res<Fram
         a.max_strain = a.max_strain.max(s.max_strain);
         if let Err(e) = writeln!(
             a.out,
-            "step,{t:.4},{},{w},{h},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{},{},{:.6e},",
+            "step,{t:.4},{},{w},{h},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{},{},{:.6e},,,",
             s.solver,
             p.tolerance,
             p.max_iterations,
@@ -257,10 +275,17 @@ pub fn record_rows(mut rec: ResMut<Recorder>, state: Res<SimState>, ft: Res<Fram
     }
     if let Some(&f) = ft.frames.back() {
         a.frame_ms.push(f);
+        let frame = budget.last_frame();
+        a.simulated += frame.simulated;
+        a.slowed_frames += u64::from(frame.slowed);
         if let Err(e) = writeln!(
             a.out,
-            "frame,{t:.4},{},{w},{h},{},{},,,,,,,,,{f:.4}",
-            state.kind, p.tolerance, p.max_iterations
+            "frame,{t:.4},{},{w},{h},{},{},,,,,,,,,{f:.4},{:.4},{}",
+            state.kind,
+            p.tolerance,
+            p.max_iterations,
+            frame.simulated * 1e3,
+            u8::from(frame.slowed)
         ) {
             err = Some(e);
         }
