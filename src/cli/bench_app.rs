@@ -16,7 +16,7 @@ use glam::DVec3;
 use plotters::prelude::*;
 use serde::Serialize;
 
-use super::bench::{BenchArgs, check_drags, check_grids, prepare_out, select};
+use super::bench_common::{BenchArgs, check_drags, check_grids, prepare_out, select};
 use super::run::{RunArgs, TimeSummary, build_world, set_threads, step_frame_observed};
 use crate::config;
 use crate::output::{PlotResult, atomic_png, write_atomic};

@@ -2,27 +2,17 @@
 //! from its [`Param`] description in `sim::params`), the live read-outs, the frame-time
 //! overlay and the Record button.
 
-use std::collections::VecDeque;
-use std::time::Instant;
-
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use egui_plot::{Legend, Line, Plot};
 
+use super::frame_times::{FrameTimes, frame_time};
 use super::recording::Recorder;
 use crate::app::budget::FrameBudget;
 use crate::app::render::ViewSettings;
 use crate::app::sim::SimState;
 use crate::sim::params::{self, Param, Scale};
 use crate::sim::{Ball, BallMotion, PinSpec, ScenePreset, SceneSpec, SimParams, SolverKind};
-
-/// Frame times of the recent frames, ms.
-#[derive(Resource, Default)]
-pub struct FrameTimes {
-    /// Frame durations, newest last.
-    pub frames: VecDeque<f64>,
-    last: Option<Instant>,
-}
 
 /// Read-outs that say the tolerance holds.
 const OK: egui::Color32 = egui::Color32::from_rgb(90, 200, 110);
@@ -69,17 +59,6 @@ fn sync_panel(state: Res<SimState>, mut panel: ResMut<PanelState>) {
     panel.grid_w = state.world.cloth.topology.width;
     panel.grid_h = state.world.cloth.topology.height;
     panel.substeps = crate::config::step_settings(state.kind).substeps;
-}
-
-fn frame_time(mut ft: ResMut<FrameTimes>) {
-    let now = Instant::now();
-    if let Some(last) = ft.last {
-        if ft.frames.len() == 300 {
-            ft.frames.pop_front();
-        }
-        ft.frames.push_back((now - last).as_secs_f64() * 1e3);
-    }
-    ft.last = Some(now);
 }
 
 /// A slider that keeps a value it did not set: egui's default clamps the bound value to the

@@ -11,7 +11,7 @@ use std::time::Instant;
 use bevy::prelude::*;
 use plotters::prelude::*;
 
-use super::panel::FrameTimes;
+use super::frame_times::FrameTimes;
 use crate::app::budget::FrameBudget;
 use crate::app::sim::SimState;
 use crate::output::{AtomicFile, PlotResult, atomic_png, write_atomic};
