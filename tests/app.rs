@@ -202,12 +202,15 @@ fn picking_hits_the_particle_under_the_ray() {
 /// Bad launch flags are refused before a window opens (exit 2, a message), so these run
 /// without a display: a grid with a single row (nothing to draw or grab), screenshot
 /// paths Bevy could only fail to write long after start-up, a tolerance out of range (named
-/// by its flag) and a recording into a missing directory.
+/// by its flag, also as `-inf`), and recordings into a missing directory, to a device
+/// (`/dev/null` would have made `/dev/null.csv`) and to a directory (`dir/` would have made
+/// a hidden `dir/.csv`).
 #[test]
 fn bad_launch_flags_fail_before_the_window_opens() {
     let bin = env!("CARGO_BIN_EXE_impulse-cloth");
     let dir = std::env::temp_dir();
     let dir_s = dir.to_str().unwrap();
+    let slash = format!("{dir_s}/");
     for args in [
         vec!["--grid", "40x1"],
         vec!["--grid", "1x40"],
@@ -215,7 +218,12 @@ fn bad_launch_flags_fail_before_the_window_opens() {
         vec!["--screenshot", "shot-without-extension"],
         vec!["--screenshot", dir_s],
         vec!["--tolerance", "1"],
+        vec!["--tolerance", "-inf"],
+        vec!["--exit-after", "-1e-3"],
         vec!["--record", "/nonexistent-dir/r.csv"],
+        vec!["--record", "/dev/null"],
+        vec!["--record", &slash],
+        vec!["--record", dir_s],
     ] {
         let out = std::process::Command::new(bin)
             .args(&args)
@@ -226,10 +234,18 @@ fn bad_launch_flags_fail_before_the_window_opens() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.starts_with("error: "), "{args:?}: {err}");
-        if args[0] == "--tolerance" {
+        if args[..] == ["--tolerance", "1"] {
             assert!(err.contains("--tolerance 1 "), "{err}");
         }
+        if args[0] == "--tolerance" || args[0] == "--exit-after" {
+            assert!(err.contains(args[0]), "{args:?}: {err}");
+        }
+        if args[0] == "--record" && args[1] != "/nonexistent-dir/r.csv" {
+            assert!(err.contains("cannot record"), "{args:?}: {err}");
+        }
     }
+    assert!(!std::path::Path::new("/dev/null.csv").exists());
+    assert!(!dir.join(".csv").exists());
 }
 
 /// The headless app driven by Bevy's own fixed loop, as a window's frames drive it: each

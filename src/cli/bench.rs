@@ -12,8 +12,10 @@ use plotters::prelude::*;
 use serde::Serialize;
 
 use super::bench_common::{BenchArgs, check_drags, check_grids, prepare_out, select};
+use super::check_flag;
 use super::run::{TimeSummary, set_threads};
 use crate::output::{PlotResult, atomic_png, write_atomic};
+use crate::sim::params;
 use crate::sim::{Drag, DragScript, ScenePreset, SceneSpec, SimError, SimParams, SolverKind};
 
 /// One solver configuration of the benchmark.
@@ -162,14 +164,8 @@ enum Failure {
     Error(String),
 }
 
-fn run_config(
-    cfg: &Config,
-    n: usize,
-    steps: u64,
-    hard_cap: u32,
-    lock_taut_chains: bool,
-    drags: &[Drag],
-) -> Result<Row, Failure> {
+/// The parameters of a configuration's runs.
+fn config_params(cfg: &Config, hard_cap: u32, lock_taut_chains: bool) -> SimParams {
     let mut params = SimParams {
         lock_taut_chains,
         dt: 1.0 / 30.0 / cfg.substeps as f64,
@@ -182,6 +178,18 @@ fn run_config(
     if cfg.limit_passes > 0 {
         params.strain_limits.passes = cfg.limit_passes;
     }
+    params
+}
+
+fn run_config(
+    cfg: &Config,
+    n: usize,
+    steps: u64,
+    hard_cap: u32,
+    lock_taut_chains: bool,
+    drags: &[Drag],
+) -> Result<Row, Failure> {
+    let params = config_params(cfg, hard_cap, lock_taut_chains);
     let mut world = SceneSpec::new(ScenePreset::Hanging, n, n)
         .build(params)
         .map_err(|e| Failure::Error(e.to_string()))?;
@@ -422,8 +430,8 @@ pub fn main(args: BenchArgs) -> ExitCode {
         .unwrap_or_else(|| PathBuf::from("bench-out"));
     let steps = args.steps.unwrap_or(if args.quick { 30 } else { 500 });
     let hard_cap = args.hard_cap.unwrap_or(if args.quick { 300 } else { 2000 });
-    if hard_cap == 0 {
-        return fail("--hard-cap must be at least 1".into(), 2);
+    if let Err(e) = check_flag("--hard-cap", &params::HARD_CAP, hard_cap.into()) {
+        return fail(e, 2);
     }
     if steps == 0 {
         return fail("--steps must be at least 1".into(), 2);
@@ -443,6 +451,13 @@ pub fn main(args: BenchArgs) -> ExitCode {
         Ok(picked) => picked.into_iter().map(|k| &CONFIGS[k]).collect(),
         Err(e) => return fail(e, 2),
     };
+    // Every configuration's parameters are checked before anything is written: a value
+    // the simulator refuses would otherwise fail every row after the outputs exist.
+    for cfg in &configs {
+        if let Err(e) = config_params(cfg, hard_cap, !args.no_taut_lock).validate() {
+            return fail(format!("{}: {e}", cfg.label), 2);
+        }
+    }
     if let Err(e) = set_threads(args.threads) {
         return fail(e, 2);
     }
@@ -461,7 +476,8 @@ pub fn main(args: BenchArgs) -> ExitCode {
             if skip {
                 eprintln!(
                     "{:<16} {n:>4}×{n:<4} skipped (a smaller grid exceeded {} ms/step)",
-                    cfg.label, args.budget_ms
+                    cfg.label,
+                    params::shown(args.budget_ms)
                 );
                 continue;
             }

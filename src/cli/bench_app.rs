@@ -703,7 +703,8 @@ pub fn main(args: BenchArgs) -> ExitCode {
             skip = match &m.status {
                 Status::Completed if m.ms.mean > args.budget_ms => Some(format!(
                     "{n}×{n} took {:.1} ms/frame, over the {} ms budget",
-                    m.ms.mean, args.budget_ms
+                    m.ms.mean,
+                    crate::sim::params::shown(args.budget_ms)
                 )),
                 Status::Completed => None,
                 Status::OverBudget { .. } => Some(format!("{n}×{n} went over the budget")),

@@ -35,7 +35,7 @@ pub struct BenchArgs {
     /// Skip a configuration at larger grids once a smaller grid took more than this many
     /// ms per step (paper) or per frame (app). app also stops a row as soon as its
     /// simulation time exceeds the budget times its frames (its mean cannot come back under).
-    #[arg(long, allow_negative_numbers = true, default_value_t = 400.0, value_parser = super::positive)]
+    #[arg(long, allow_hyphen_values = true, default_value_t = 400.0, value_parser = super::positive)]
     pub budget_ms: f64,
     /// paper only: safety cap on sweeps per pass for the uncapped configurations (default
     /// 2000, or 300 with --quick). app rows run with `run`'s settings and its default cap.
@@ -79,11 +79,14 @@ pub fn check_drags(drags: &[Drag], grids: &[usize]) -> Result<(), String> {
     Ok(())
 }
 
-/// Check grid sides: each a cloth the simulator builds (2 to the largest side).
+/// Check grid sides: each a cloth the simulator builds (2 to the largest side); the error
+/// names `--grids`.
 pub(super) fn check_grids(grids: &[usize]) -> Result<(), String> {
     let most = crate::sim::cloth::MAX_GRID_SIDE;
     match grids.iter().find(|&&g| !(2..=most).contains(&g)) {
-        Some(bad) => Err(format!("grid side {bad} is out of range 2..={most}")),
+        Some(bad) => Err(format!(
+            "--grids {bad}: a grid side must be in 2..={most} (n×n particles)"
+        )),
         None => Ok(()),
     }
 }
