@@ -9,12 +9,17 @@
 //! - a symbolic link: it is followed; the file it points to is written as above and the
 //!   link stays a link (a dangling link is refused);
 //! - something that is neither a file nor a directory (`/dev/null`, a FIFO, a terminal): it is
-//!   opened and written through, never renamed over or removed;
-//! - a directory, or a path that ends in `/`: refused.
+//!   opened and written through, never renamed over or removed. A FIFO only while something
+//!   reads it: [`check_writable`] opens it without blocking, refuses it if nothing has it
+//!   open for reading (the write would otherwise block forever once the work is done) and
+//!   holds it open until the write, so a waiting reader does not see the end of the file
+//!   first; the write itself never waits for a reader to appear;
+//! - a directory, a path that ends in `/`, or a block device: refused.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The font the PNG charts use (DejaVu Sans, bundled).
@@ -64,11 +69,84 @@ fn target(path: &Path) -> io::Result<Target> {
     };
     match fs::metadata(&resolved) {
         Ok(m) if m.is_dir() => Err(invalid(path, "is a directory")),
+        Ok(m) if is_block_device(&m) => Err(invalid(path, "is a block device")),
         Ok(m) if m.is_file() => Ok(Target::Replace(resolved)),
         Ok(_) => Ok(Target::Through(resolved)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Target::Replace(resolved)),
         Err(e) => Err(e),
     }
+}
+
+#[cfg(unix)]
+fn is_block_device(m: &fs::Metadata) -> bool {
+    std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type())
+}
+
+#[cfg(not(unix))]
+fn is_block_device(_: &fs::Metadata) -> bool {
+    false
+}
+
+/// Whether `path` is a FIFO (named pipe).
+fn is_fifo(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
+}
+
+/// Write ends of FIFOs that [`check_writable`] opened, held until [`write_through`] writes
+/// them.
+static HELD_FIFOS: Mutex<Vec<(PathBuf, File)>> = Mutex::new(Vec::new());
+
+/// Open a FIFO for writing without waiting for a reader: an error saying so if nothing has
+/// it open for reading.
+fn open_fifo(path: &Path) -> io::Result<File> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .map_err(|e| {
+                if e.raw_os_error() == Some(libc::ENXIO) {
+                    invalid(
+                        path,
+                        "is a FIFO that nothing reads (start its reader first; writing to it \
+                         would wait forever)",
+                    )
+                } else {
+                    e
+                }
+            })
+    }
+    #[cfg(not(unix))]
+    {
+        OpenOptions::new().write(true).open(path)
+    }
+}
+
+/// Write all of `bytes` to a file opened without blocking, waiting while a pipe is full.
+fn write_waiting(mut f: File, mut bytes: &[u8]) -> io::Result<()> {
+    while !bytes.is_empty() {
+        match f.write(bytes) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// A unique temporary name beside `path`: `.NAME.PID.N.tmp`, with `suffix` appended (a
@@ -84,10 +162,20 @@ fn temp_beside(path: &Path, suffix: &str) -> PathBuf {
 }
 
 /// Whether a file can be written at `path` before any work is done: a path that ends in
-/// `/`, a directory and a dangling symbolic link are refused; so is a missing or read-only
-/// directory. A device or FIFO is accepted (it is written through).
+/// `/`, a directory, a block device and a dangling symbolic link are refused; so is a missing
+/// or read-only directory. A character device is accepted (it is written through), a FIFO
+/// only if something has it open for reading (it is then held open until the write; see the
+/// module docs).
 pub fn check_writable(path: &Path) -> Result<(), String> {
     let dest = match target(path).map_err(|e| format!("cannot write {e}"))? {
+        Target::Through(p) if is_fifo(&p) => {
+            let f = open_fifo(&p).map_err(|e| format!("cannot write {e}"))?;
+            HELD_FIFOS
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((p, f));
+            return Ok(());
+        }
         Target::Through(_) => return Ok(()),
         Target::Replace(p) => p,
     };
@@ -184,6 +272,23 @@ impl Drop for AtomicFile {
 }
 
 fn write_through(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    if is_fifo(path) {
+        // The end `check_writable` holds, else a new one; either way never waiting for a
+        // reader. Other ends held for the same path close once this one is written.
+        let mut held: Vec<File> = {
+            let mut all = HELD_FIFOS.lock().unwrap_or_else(|e| e.into_inner());
+            let (mine, rest) = std::mem::take(&mut *all)
+                .into_iter()
+                .partition(|(p, _)| p == path);
+            *all = rest;
+            mine.into_iter().map(|(_, f)| f).collect()
+        };
+        let f = match held.pop() {
+            Some(f) => f,
+            None => open_fifo(path)?,
+        };
+        return write_waiting(f, bytes);
+    }
     let mut f = OpenOptions::new().write(true).open(path)?;
     f.write_all(bytes)?;
     f.flush()
@@ -278,6 +383,55 @@ mod tests {
         check_writable(null).unwrap();
         write_atomic(null, b"x").unwrap();
         assert!(fs::metadata(null).unwrap().file_type().is_char_device());
+    }
+
+    /// A FIFO that nothing reads is refused at once — checking it and writing it never wait
+    /// for a reader — and one that something reads gets the whole contents, more than a pipe
+    /// holds at a time, and stays a FIFO.
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_written_only_while_something_reads_it() {
+        use std::io::Read;
+        use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+        let d = dir("fifo");
+        let fifo = d.join("pipe.json");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            return;
+        }
+        let err = check_writable(&fifo).unwrap_err();
+        assert!(err.contains("nothing reads"), "{err}");
+        assert!(write_atomic(&fifo, b"x").is_err());
+        // A reader that does not wait for a writer, then the check that holds the write end.
+        let mut reader = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+            .unwrap();
+        check_writable(&fifo).unwrap();
+        let bytes: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+        let writer = {
+            let (fifo, bytes) = (fifo.clone(), bytes.clone());
+            std::thread::spawn(move || write_atomic(&fifo, &bytes))
+        };
+        let mut got = Vec::new();
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            match reader.read(&mut buf) {
+                // No write end open any more: everything was written.
+                Ok(0) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+        writer.join().unwrap().unwrap();
+        assert!(got == bytes, "{} of {} bytes", got.len(), bytes.len());
+        assert!(fs::metadata(&fifo).unwrap().file_type().is_fifo());
+        assert!(leftovers(&d).is_empty(), "{:?}", leftovers(&d));
+        let _ = fs::remove_dir_all(d);
     }
 
     #[test]

@@ -323,23 +323,21 @@ fn reports_never_replace_what_is_not_a_regular_file() {
             .file_type()
             .is_symlink()
     );
-    // A FIFO: written through to a reader, still a FIFO afterwards.
+    // A FIFO: written through to a reader, still a FIFO afterwards. The reader is open
+    // (without waiting for a writer) before the run starts, and the small report fits in the
+    // pipe, so it is read once the run is over.
     let fifo = dir.join("pipe.json");
     let made = Command::new("mkfifo").arg(&fifo).status();
     if made.is_ok_and(|s| s.success()) {
-        let reader = {
-            let fifo = fifo.clone();
-            std::thread::spawn(move || std::fs::read(fifo).unwrap())
-        };
+        let mut reader = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+            .unwrap();
         let out = run(&fifo);
-        // Unblock the reader if the run never opened the FIFO (O_NONBLOCK; fails harmlessly
-        // once the reader is gone).
-        let _ = std::fs::OpenOptions::new()
-            .write(true)
-            .custom_flags(0o4000)
-            .open(&fifo);
-        let got = reader.join().unwrap();
         assert_ran(&out);
+        let mut got = Vec::new();
+        std::io::Read::read_to_end(&mut reader, &mut got).unwrap();
         assert!(
             std::fs::symlink_metadata(&fifo)
                 .unwrap()
@@ -362,6 +360,44 @@ fn reports_never_replace_what_is_not_a_regular_file() {
         );
     }
     assert!(temporaries(&dir).is_empty(), "{:?}", temporaries(&dir));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A report to a FIFO that nothing reads is refused before the run (exit 2, the flag named)
+/// instead of the write waiting forever for a reader once the run is done.
+#[cfg(unix)]
+#[test]
+fn a_report_to_a_fifo_nothing_reads_is_refused() {
+    let dir = tmp_dir("fifo-no-reader");
+    let fifo = dir.join("pipe.json");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        return;
+    }
+    let mut child = bin()
+        .args(["run", "--grid", "4", "--steps", "2", "--quiet", "--json"])
+        .arg(&fifo)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t.elapsed().as_secs() > 60 {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("`run --json FIFO` waited for a reader");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--json") && err.contains("nothing reads"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty(), "the run ran: {err}");
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -532,6 +568,75 @@ fn flag_errors_name_the_flag_and_the_value() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+}
+
+/// Values found by fuzzing the flags are refused by the flag's own check, naming the flag,
+/// before anything is written: numbers with a leading `-` that clap cannot tell from a flag
+/// (`-inf`, `-1e-3`), a huge value shown in scientific notation rather than in 301 digits,
+/// a grid side of 0 and a safety cap out of range.
+#[test]
+fn fuzzed_flag_values_are_refused_by_their_own_checks() {
+    let dir = tmp_dir("fuzzed");
+    let out_dir = dir.join("bench-out");
+    let out_s = out_dir.to_str().unwrap();
+    for (args, wanted) in [
+        (vec!["run", "--tolerance", "-inf"], "--tolerance"),
+        (vec!["run", "--tolerance", "-1e-3"], "--tolerance"),
+        (vec!["run", "--dt", "-inf"], "--dt"),
+        (vec!["run", "--size", "-1e3"], "--size"),
+        (vec!["run", "--mass", "-inf"], "--mass"),
+        (vec!["run", "--slack", "-inf"], "--slack"),
+        (vec!["run", "--perturb", "-1e-9"], "--perturb"),
+        (vec!["run", "--limit-stretch", "-1e-2"], "--limit-stretch"),
+        (vec!["run", "--gravity", "-1"], "--gravity"),
+        (vec!["run", "--gravity", "-inf,0,0"], "--gravity"),
+        (vec!["run", "--wind", "-1e3,0,0"], "--wind"),
+        (vec!["bench", "paper", "--budget-ms", "-inf"], "--budget-ms"),
+        (vec!["run", "--dt", "1e300"], "--dt 1e300"),
+        (
+            vec!["run", "--dt", "1e300", "--substeps", "2"],
+            "--dt 1e300",
+        ),
+        (vec!["run", "--dt", "1e-300"], "--dt 1e-300"),
+        (
+            vec!["bench", "paper", "--grids", "0", "--out", out_s],
+            "--grids",
+        ),
+        (
+            vec!["bench", "app", "--grids", "10,1", "--out", out_s],
+            "--grids",
+        ),
+        (
+            vec![
+                "bench",
+                "paper",
+                "--hard-cap",
+                "20000000",
+                "--grids",
+                "10",
+                "--out",
+                out_s,
+            ],
+            "--hard-cap",
+        ),
+        (
+            vec!["bench", "paper", "--hard-cap", "0", "--out", out_s],
+            "--hard-cap",
+        ),
+    ] {
+        let out = bin().current_dir(&dir).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(wanted),
+            "{args:?}: `{wanted}` missing in {err}"
+        );
+        assert!(!err.contains("unexpected argument"), "{args:?}: {err}");
+        assert!(!err.contains("000000000"), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?} ran");
+        assert!(!out_dir.exists(), "{args:?} wrote its outputs");
+    }
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// `--drag I:X,Y,Z:T0:T1:T2` grabs particle I at T0, moves its target on a line from where

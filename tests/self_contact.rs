@@ -368,8 +368,8 @@ fn capstan_slide(ratio: f64, mu: f64, solver: SolverKind) -> f64 {
     let rr = r + impulse_cloth::sim::collision::CONTACT_SKIN + 1e-4;
     let arc = std::f64::consts::PI * rr;
     let hanging = length - arc;
+    // Side A hangs `ratio` times as far as side B: a + b = hanging, a = ratio · b.
     let b = hanging / (1.0 + ratio);
-    let a = hanging - b;
     let spacing = length / (h - 1) as f64;
     let point = |s: f64| -> DVec3 {
         if s < b {

@@ -17,7 +17,7 @@ pub struct AppArgs {
     #[arg(long, default_value_t = config::SOLVER)]
     pub solver: SolverKind,
     /// Starting tolerance (relative strain) [default: 1e-4].
-    #[arg(long, allow_negative_numbers = true, value_parser = positive)]
+    #[arg(long, allow_hyphen_values = true, value_parser = positive)]
     pub tolerance: Option<f64>,
     /// Self-collision on or off at launch (`true`/`false`) [default: the scene's].
     #[arg(long, value_name = "BOOL")]
@@ -33,7 +33,7 @@ pub struct AppArgs {
     #[arg(long, value_name = "PATH")]
     pub record: Option<std::path::PathBuf>,
     /// Exit after this many seconds.
-    #[arg(long, allow_negative_numbers = true, value_parser = positive)]
+    #[arg(long, allow_hyphen_values = true, value_parser = positive)]
     pub exit_after: Option<f64>,
     /// Print a JSON summary of the session on exit (for tests).
     #[arg(long)]

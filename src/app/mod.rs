@@ -2,6 +2,8 @@
 //!
 //! - [`args`]: the app's flags ([`AppArgs`]); [`run`] checks them and opens the window.
 //! - [`sim`]: the simulation resource and the FixedUpdate phase systems.
+//! - [`budget`]: the wall time the fixed steps may take per rendered frame, and how fast
+//!   simulated time runs against wall time.
 //! - [`render`]: the cloth mesh (synced after the fixed loop), material, ball, ground.
 //! - [`input`]: orbit camera, grab, pin, shortcuts.
 //! - [`ui`]: the egui panel, the frame-time overlay and recording to files.
@@ -19,12 +21,14 @@ use crate::config;
 use crate::sim::{SceneSpec, SimParams};
 
 pub mod args;
+pub mod budget;
 pub mod input;
 pub mod render;
 pub mod sim;
 pub mod ui;
 
 pub use args::AppArgs;
+pub use budget::FrameBudget;
 pub use sim::{SimPlugin, SimSet, SimState};
 
 /// The controls (README table and the "?" panel).

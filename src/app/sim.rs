@@ -159,8 +159,10 @@ impl SimState {
     }
 }
 
-/// Adds the FixedUpdate phase systems. Works with `MinimalPlugins` (no window, no GPU).
-/// Insert a [`SimState`] resource before running it.
+/// Adds the FixedUpdate phase systems and the frame budget ([`super::budget`]: the fixed
+/// steps of one rendered frame stop at [`super::budget::FRAME_BUDGET`] of wall time). Works
+/// with `MinimalPlugins` (no window, no GPU). Insert a [`SimState`] resource before running
+/// it.
 pub struct SimPlugin;
 
 impl Plugin for SimPlugin {
@@ -181,6 +183,7 @@ impl Plugin for SimPlugin {
         .add_systems(FixedUpdate, position.in_set(SimSet::Position))
         .add_systems(FixedUpdate, integration.in_set(SimSet::Integration))
         .add_systems(FixedUpdate, velocity_and_finish.in_set(SimSet::Velocity));
+        super::budget::add_systems(app);
         // Unordered systems that conflict are an error, not a silent race.
         app.edit_schedule(FixedUpdate, |s| {
             s.set_build_settings(ScheduleBuildSettings {

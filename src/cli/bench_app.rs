@@ -16,7 +16,7 @@ use glam::DVec3;
 use plotters::prelude::*;
 use serde::Serialize;
 
-use super::bench::{BenchArgs, check_drags, check_grids, prepare_out, select};
+use super::bench_common::{BenchArgs, check_drags, check_grids, prepare_out, select};
 use super::run::{RunArgs, TimeSummary, build_world, set_threads, step_frame_observed};
 use crate::config;
 use crate::output::{PlotResult, atomic_png, write_atomic};
@@ -789,7 +789,8 @@ pub fn main(args: BenchArgs) -> ExitCode {
             *skip = match &m.status {
                 Status::Completed if m.ms.mean > args.budget_ms => Some(format!(
                     "{n}×{n} took {:.1} ms/frame, over the {} ms budget",
-                    m.ms.mean, args.budget_ms
+                    m.ms.mean,
+                    crate::sim::params::shown(args.budget_ms)
                 )),
                 Status::Completed => None,
                 Status::OverBudget { .. } => Some(format!("{n}×{n} went over the budget")),

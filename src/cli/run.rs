@@ -30,16 +30,16 @@ pub struct RunArgs {
     #[arg(long, default_value_t = GridArg::square(config::GRID))]
     pub grid: GridArg,
     /// Longer side of the cloth, m.
-    #[arg(long, allow_negative_numbers = true, default_value_t = 1.0, value_parser = positive)]
+    #[arg(long, allow_hyphen_values = true, default_value_t = 1.0, value_parser = positive)]
     pub size: f64,
     /// Total mass, kg.
-    #[arg(long, allow_negative_numbers = true, default_value_t = 0.2, value_parser = positive)]
+    #[arg(long, allow_hyphen_values = true, default_value_t = 0.2, value_parser = positive)]
     pub mass: f64,
     /// Solver: iterative, sle, verlet, strips, strain-limit, newton.
     #[arg(long, default_value_t = config::SOLVER)]
     pub solver: SolverKind,
     /// Allowed relative strain |d−L|/L [default: 1e-4].
-    #[arg(long, allow_negative_numbers = true, value_parser = positive)]
+    #[arg(long, allow_hyphen_values = true, value_parser = positive)]
     pub tolerance: Option<f64>,
     /// Iteration cap per pass (0 = none; the safety cap still applies) [default: the
     /// solver's, as in the app: 0].
@@ -49,10 +49,10 @@ pub struct RunArgs {
     #[arg(long, allow_negative_numbers = true, default_value_t = 10)]
     pub verlet_passes: u32,
     /// Strain-limit solver: largest stretch b, relative (001: 0.10).
-    #[arg(long, allow_negative_numbers = true, default_value_t = 0.10, value_parser = positive)]
+    #[arg(long, allow_hyphen_values = true, default_value_t = 0.10, value_parser = positive)]
     pub limit_stretch: f64,
     /// Strain-limit solver: largest compression a, relative (001: 0.02).
-    #[arg(long, allow_negative_numbers = true, default_value_t = 0.02, value_parser = positive)]
+    #[arg(long, allow_hyphen_values = true, default_value_t = 0.02, value_parser = positive)]
     pub limit_compress: f64,
     /// Strain-limit solver: linear solves per step (1 = 001 §4 exactly).
     #[arg(long, allow_negative_numbers = true, default_value_t = crate::sim::StrainLimits::default().passes)]
@@ -66,7 +66,7 @@ pub struct RunArgs {
     pub newton_steps: u32,
     /// Frame time, s: each step of the run is one frame of this length, split into
     /// `--substeps`.
-    #[arg(long, allow_negative_numbers = true, default_value_t = config::FRAME, value_parser = positive)]
+    #[arg(long, allow_hyphen_values = true, default_value_t = config::FRAME, value_parser = positive)]
     pub dt: f64,
     /// Number of steps (frames of `--dt`), at most 10 000 000.
     #[arg(long, allow_negative_numbers = true, default_value_t = 100,
@@ -87,7 +87,7 @@ pub struct RunArgs {
     pub pin: Option<PinSpec>,
     /// Move the pins inward by this fraction of the edge (the cloth starts bent, unstretched)
     /// [default: the scene's, as in the app: 0.1 for hanging, 0 otherwise].
-    #[arg(long, allow_negative_numbers = true, value_parser = non_negative)]
+    #[arg(long, allow_hyphen_values = true, value_parser = non_negative)]
     pub slack: Option<f64>,
     /// Do not hold taut chains (rows or columns pulled straight between two pins at exactly
     /// their rest length) static; solve their particles like the others.
@@ -106,7 +106,7 @@ pub struct RunArgs {
     #[arg(long, allow_negative_numbers = true, default_value_t = SimParams::default().friction)]
     pub friction: f64,
     /// Fraction of particles given a random initial velocity (default: the scene's).
-    #[arg(long, allow_negative_numbers = true, value_parser = non_negative)]
+    #[arg(long, allow_hyphen_values = true, value_parser = non_negative)]
     pub perturb: Option<f64>,
     /// Wind velocity x,y,z in m/s (turns wind on).
     #[arg(long, allow_hyphen_values = true)]
@@ -402,12 +402,15 @@ fn check_flags(args: &RunArgs) -> Result<(), String> {
     if params::DT.reason(h).is_some() {
         let (lo, hi) = (params::shown(params::DT.min), params::shown(params::DT.max));
         return Err(if substeps == 1 {
-            format!("--dt {}: the time step must be in [{lo}, {hi}] s", args.dt)
+            format!(
+                "--dt {}: the time step must be in [{lo}, {hi}] s",
+                params::shown(args.dt)
+            )
         } else {
             format!(
                 "--dt {} with --substeps {}: each substep would be {} s, but dt/substeps \
                  must be in [{lo}, {hi}] s",
-                args.dt,
+                params::shown(args.dt),
                 substeps,
                 params::shown(h)
             )
@@ -465,7 +468,8 @@ pub fn build_world(args: &RunArgs) -> Result<World, String> {
         {
             format!(
                 "--size {}: the radius of the {} scene's ball (0.25 × size): {reason}",
-                args.size, args.scene
+                params::shown(args.size),
+                args.scene
             )
         }
         // Every other flag was checked against its description by `check_flags`; only

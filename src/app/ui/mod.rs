@@ -1,8 +1,11 @@
 //! The egui layer of the app: the parameter panel with live read-outs and the frame-time
-//! overlay ([`panel`]), and recording to CSV/JSON/PNG ([`recording`]).
+//! overlay ([`panel`]), recording to CSV/JSON/PNG ([`recording`]), and the frame times both
+//! read ([`frame_times`]).
 
+pub mod frame_times;
 pub mod panel;
 pub mod recording;
 
-pub use panel::{FrameTimes, PanelState, UiPlugin};
+pub use frame_times::FrameTimes;
+pub use panel::{PanelState, UiPlugin};
 pub use recording::Recorder;

@@ -2,26 +2,17 @@
 //! from its [`Param`] description in `sim::params`), the live read-outs, the frame-time
 //! overlay and the Record button.
 
-use std::collections::VecDeque;
-use std::time::Instant;
-
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use egui_plot::{Legend, Line, Plot};
 
+use super::frame_times::{FrameTimes, frame_time};
 use super::recording::Recorder;
+use crate::app::budget::FrameBudget;
 use crate::app::render::ViewSettings;
 use crate::app::sim::SimState;
 use crate::sim::params::{self, Param, Scale};
 use crate::sim::{Ball, BallMotion, PinSpec, ScenePreset, SceneSpec, SimParams, SolverKind};
-
-/// Frame times of the recent frames, ms.
-#[derive(Resource, Default)]
-pub struct FrameTimes {
-    /// Frame durations, newest last.
-    pub frames: VecDeque<f64>,
-    last: Option<Instant>,
-}
 
 /// Read-outs that say the tolerance holds.
 const OK: egui::Color32 = egui::Color32::from_rgb(90, 200, 110);
@@ -68,17 +59,6 @@ fn sync_panel(state: Res<SimState>, mut panel: ResMut<PanelState>) {
     panel.grid_w = state.world.cloth.topology.width;
     panel.grid_h = state.world.cloth.topology.height;
     panel.substeps = crate::config::step_settings(state.kind).substeps;
-}
-
-fn frame_time(mut ft: ResMut<FrameTimes>) {
-    let now = Instant::now();
-    if let Some(last) = ft.last {
-        if ft.frames.len() == 300 {
-            ft.frames.pop_front();
-        }
-        ft.frames.push_back((now - last).as_secs_f64() * 1e3);
-    }
-    ft.last = Some(now);
 }
 
 /// A slider that keeps a value it did not set: egui's default clamps the bound value to the
@@ -578,10 +558,35 @@ fn stats_line(name: &str, v: &[f64]) -> String {
     format!("{name}: min {:.2} mean {:.2} p95 {:.2} ms", s[0], mean, p95)
 }
 
+/// How fast simulated time runs against wall time; below 1× (in red) when steps cost more
+/// than the frame budget allows and owed time was dropped ([`crate::app::budget`]).
+fn speed_line(ui: &mut egui::Ui, budget: &FrameBudget, paused: bool) {
+    match budget.speed() {
+        _ if paused => {
+            ui.label("simulation paused");
+        }
+        None => {}
+        Some(r) if budget.slowed_recently() > 0 => {
+            ui.colored_label(
+                WARN,
+                format!(
+                    "simulation {r:.2}× real time: steps cost more than the {:.0} ms a \
+                     frame may spend on them",
+                    budget.budget.as_secs_f64() * 1e3
+                ),
+            );
+        }
+        Some(r) => {
+            ui.colored_label(OK, format!("simulation {r:.2}× real time"));
+        }
+    }
+}
+
 fn overlay(
     mut contexts: EguiContexts,
     state: Res<SimState>,
     ft: Res<FrameTimes>,
+    budget: Res<FrameBudget>,
     panel: Res<PanelState>,
 ) -> Result {
     if !panel.show_overlay {
@@ -607,6 +612,7 @@ fn overlay(
             };
             ui.label(stats_line("frame", &frames));
             ui.label(stats_line("step", &step));
+            speed_line(ui, &budget, state.paused);
             if let Some(s) = state.history.back() {
                 let tol = state.world.params.tolerance;
                 let h = &state.history;

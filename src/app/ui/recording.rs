@@ -11,7 +11,8 @@ use std::time::Instant;
 use bevy::prelude::*;
 use plotters::prelude::*;
 
-use super::panel::FrameTimes;
+use super::frame_times::FrameTimes;
+use crate::app::budget::FrameBudget;
 use crate::app::sim::SimState;
 use crate::output::{AtomicFile, PlotResult, atomic_png, write_atomic};
 
@@ -24,6 +25,10 @@ struct Active {
     step_ms: Vec<f64>,
     frame_ms: Vec<f64>,
     max_strain: f64,
+    /// Frames that dropped owed simulated time ([`crate::app::budget`]).
+    slowed_frames: u64,
+    /// Simulated time the recorded frames advanced, s.
+    simulated: f64,
     /// Steps that ran while the step history (the overlay's) had already let them go —
     /// only when one frame runs more steps than the history holds; counted, not hidden.
     dropped: u64,
@@ -37,7 +42,11 @@ pub struct Recorder {
     counter: u32,
 }
 
-const HEADER: &str = "kind,time_s,solver,grid_w,grid_h,tolerance,cap,forces_ms,collision_ms,position_ms,integration_ms,velocity_ms,position_iterations,velocity_iterations,max_strain,frame_ms\n";
+/// The CSV's columns. Step rows leave the frame columns empty and frame rows the step
+/// columns; `sim_ms` is the simulated time a frame's steps advanced and `slowed` is 1 for a
+/// frame that dropped owed simulated time because its steps would have taken more wall time
+/// than the frame budget allows ([`crate::app::budget`]), 0 otherwise.
+const HEADER: &str = "kind,time_s,solver,grid_w,grid_h,tolerance,cap,forces_ms,collision_ms,position_ms,integration_ms,velocity_ms,position_iterations,velocity_iterations,max_strain,frame_ms,sim_ms,slowed\n";
 
 impl Recorder {
     /// Whether a recording is running.
@@ -50,17 +59,16 @@ impl Recorder {
         self.status.as_deref()
     }
 
-    /// Start recording into `path` (CSV; see [`csv_path`]). Errors are shown in the status
+    /// Start recording into `path` (CSV; see [`record_path`]). Errors are shown in the status
     /// line.
     pub fn start(&mut self, path: PathBuf, total_steps: u64) {
-        let path = csv_path(path);
-        if path.is_dir() {
-            self.status = Some(format!(
-                "cannot record to {}: it is a directory",
-                path.display()
-            ));
-            return;
-        }
+        let path = match record_path(path) {
+            Ok(p) => p,
+            Err(e) => {
+                self.status = Some(e);
+                return;
+            }
+        };
         let opened = AtomicFile::new(&path, "").and_then(|file| {
             let f = file.create()?;
             Ok((file, f))
@@ -82,6 +90,8 @@ impl Recorder {
                     step_ms: Vec::new(),
                     frame_ms: Vec::new(),
                     max_strain: 0.0,
+                    slowed_frames: 0,
+                    simulated: 0.0,
                     dropped: 0,
                 });
             }
@@ -125,6 +135,8 @@ impl Recorder {
                 "step_ms_mean": mean(&a.step_ms),
                 "frame_ms_mean": mean(&a.frame_ms),
                 "max_strain": a.max_strain,
+                "simulated_s": a.simulated,
+                "frames_slowed": a.slowed_frames,
                 "steps_not_recorded": a.dropped,
             });
             write_atomic(
@@ -173,6 +185,69 @@ pub fn csv_path(path: PathBuf) -> PathBuf {
     }
 }
 
+/// Directories that hold devices and kernel state, not files a recording should add to.
+const SYSTEM_DIRS: [&str; 3] = ["/dev", "/proc", "/sys"];
+
+/// The CSV path of a recording asked for at `asked` ([`csv_path`]), refused (with the reason,
+/// for the status line) where its three files — the CSV, and the JSON summary and PNG chart
+/// beside it — could not all be regular files:
+///
+/// - `asked` names a directory: it is empty, ends in a separator, has no file name (`.`,
+///   `..`) or is an existing directory (`dir/` would write a hidden `dir/.csv`);
+/// - `asked`, or one of the three files, exists and is not a regular file (`/dev/null`, a
+///   FIFO: `/dev/null` would have written `/dev/null.csv`, `.json` and `.png` in `/dev`);
+/// - they would go in a system directory (`/dev`, `/proc`, `/sys`).
+pub fn record_path(asked: PathBuf) -> Result<PathBuf, String> {
+    let shown = asked.display().to_string();
+    let text = asked.as_os_str().to_string_lossy();
+    let names_dir = asked.as_os_str().is_empty()
+        || asked.file_name().is_none()
+        || text.ends_with('/')
+        || text.ends_with(std::path::MAIN_SEPARATOR)
+        || asked.is_dir();
+    if names_dir {
+        return Err(format!(
+            "cannot record to {shown}: it names a directory; give a file name in it (e.g. \
+             {}), to which .csv is added",
+            asked.join("run").display()
+        ));
+    }
+    let not_regular = |p: &Path| std::fs::metadata(p).is_ok_and(|m| !m.is_file());
+    if not_regular(&asked) {
+        return Err(format!(
+            "cannot record to {shown}: it is not a regular file (a device, a FIFO or a \
+             socket); a recording writes three regular files named after it (.csv, .json, \
+             .png)"
+        ));
+    }
+    let csv = csv_path(asked);
+    for p in [
+        csv.clone(),
+        csv.with_extension("json"),
+        csv.with_extension("png"),
+    ] {
+        if not_regular(&p) {
+            return Err(format!(
+                "cannot record to {shown}: {} exists and is not a regular file",
+                p.display()
+            ));
+        }
+    }
+    let dir = csv
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if let Ok(d) = std::fs::canonicalize(dir)
+        && SYSTEM_DIRS.iter().any(|s| d.starts_with(s))
+    {
+        return Err(format!(
+            "cannot record to {shown}: {} is a system directory",
+            d.display()
+        ));
+    }
+    Ok(csv)
+}
+
 /// Steps and frames are spread evenly over the recording's duration (both are regular
 /// enough for a chart; the CSV has exact timestamps). Frame times (tens of ms) and step
 /// times (often under 1 ms) get a panel and a y axis each, so neither is a flat line on the
@@ -208,7 +283,12 @@ fn chart(path: &Path, steps: &[f64], frames: &[f64], seconds: f64) -> PlotResult
 }
 
 /// Append the steps and the frame since the last call.
-pub fn record_rows(mut rec: ResMut<Recorder>, state: Res<SimState>, ft: Res<FrameTimes>) {
+pub fn record_rows(
+    mut rec: ResMut<Recorder>,
+    state: Res<SimState>,
+    ft: Res<FrameTimes>,
+    budget: Res<FrameBudget>,
+) {
     let rec = &mut *rec;
     let Some(a) = &mut rec.active else { return };
     if a.seen_steps == u64::MAX {
@@ -239,7 +319,7 @@ pub fn record_rows(mut rec: ResMut<Recorder>, state: Res<SimState>, ft: Res<Fram
         a.max_strain = a.max_strain.max(s.max_strain);
         if let Err(e) = writeln!(
             a.out,
-            "step,{t:.4},{},{w},{h},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{},{},{:.6e},",
+            "step,{t:.4},{},{w},{h},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{},{},{:.6e},,,",
             s.solver,
             p.tolerance,
             p.max_iterations,
@@ -257,10 +337,17 @@ pub fn record_rows(mut rec: ResMut<Recorder>, state: Res<SimState>, ft: Res<Fram
     }
     if let Some(&f) = ft.frames.back() {
         a.frame_ms.push(f);
+        let frame = budget.last_frame();
+        a.simulated += frame.simulated;
+        a.slowed_frames += u64::from(frame.slowed);
         if let Err(e) = writeln!(
             a.out,
-            "frame,{t:.4},{},{w},{h},{},{},,,,,,,,,{f:.4}",
-            state.kind, p.tolerance, p.max_iterations
+            "frame,{t:.4},{},{w},{h},{},{},,,,,,,,,{f:.4},{:.4},{}",
+            state.kind,
+            p.tolerance,
+            p.max_iterations,
+            frame.simulated * 1e3,
+            u8::from(frame.slowed)
         ) {
             err = Some(e);
         }
@@ -289,6 +376,49 @@ mod tests {
             assert_ne!(p, p.with_extension("json"));
             assert_ne!(p, p.with_extension("png"));
         }
+    }
+
+    /// Paths whose three files could not all be regular files are refused with the reason,
+    /// and nothing is created: a device (no `/dev/null.csv`), a FIFO beside, a directory
+    /// (given as such, with a trailing separator — no hidden `dir/.csv` — or as `.`), no
+    /// name at all, a system directory. A plain name in the same directory records.
+    #[test]
+    fn record_paths_that_cannot_hold_three_regular_files_are_refused() {
+        let dir = std::env::temp_dir().join(format!("ic-rec-paths-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let slash = format!("{}/", dir.display());
+        let mut cases = vec![
+            (dir.clone(), "names a directory"),
+            (PathBuf::from(&slash), "names a directory"),
+            (PathBuf::from("."), "names a directory"),
+            (PathBuf::new(), "names a directory"),
+        ];
+        if Path::new("/dev/null").exists() {
+            cases.push((PathBuf::from("/dev/null"), "not a regular file"));
+            cases.push((PathBuf::from("/dev/ic-recording"), "system directory"));
+        }
+        let fifo = dir.join("piped.json");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            cases.push((dir.join("piped"), "is not a regular file"));
+        }
+        for (asked, why) in cases {
+            let mut r = Recorder::default();
+            r.start(asked.clone(), 0);
+            assert!(!r.is_recording(), "{}", asked.display());
+            let status = r.status().unwrap();
+            assert!(status.contains(why), "{}: {status}", asked.display());
+        }
+        assert!(!Path::new("/dev/null.csv").exists());
+        assert!(!Path::new("/dev/ic-recording.csv").exists());
+        assert!(!dir.join(".csv").exists());
+        let mut r = Recorder::default();
+        r.start(dir.join("plain"), 0);
+        assert!(r.is_recording(), "{:?}", r.status());
+        r.stop();
+        assert!(dir.join("plain.csv").is_file());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// A recording asked for as `x.json` leaves three distinct, complete files: the CSV
