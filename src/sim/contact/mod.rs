@@ -254,7 +254,7 @@ impl SelfContact {
         let any_tangled = |p: &[u32; 4]| p.iter().any(|&i| tangled[i as usize]);
         for (t, tri) in s.triangles.iter().enumerate() {
             let q = merge(merge(swept(tri[0]), swept(tri[1])), swept(tri[2])).inflate(inflate);
-            let grid = &self.vert_grid;
+            let grid = &mut self.vert_grid;
             let out = &mut self.candidates;
             grid.query(&q, |v| {
                 if surface::vertex_in_triangle(v, *tri) {
@@ -280,7 +280,7 @@ impl SelfContact {
         self.edge_grid.build(edge_boxes, cell);
         for (i, e) in s.edges.iter().enumerate() {
             let q = *self.edge_grid.item(i as u32);
-            let grid = &self.edge_grid;
+            let grid = &mut self.edge_grid;
             let out = &mut self.candidates;
             grid.query(&q, |j| {
                 if (j as usize) <= i {
