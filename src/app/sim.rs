@@ -141,6 +141,10 @@ impl SimState {
         params.ball = None;
         params.ground = None;
         params.wind.enabled = false;
+        if scene.preset != self.scene.preset {
+            // A new scene comes with its own self-collision default, as at launch.
+            params.self_collision = crate::config::self_collision(scene.preset);
+        }
         let world = scene.build(params)?;
         self.script = scene_script(&scene, &world);
         self.prev_x = world.cloth.particles.x.clone();
