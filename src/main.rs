@@ -23,15 +23,15 @@ enum Command {
     /// Run one simulation headless and export what happened (JSON report, OBJ frames).
     Run(Box<cli::run::RunArgs>),
     /// Benchmarks; `bench paper` reproduces 004 §4 (Figs. 4–6) beside the paper's numbers.
-    Bench(cli::bench_common::BenchArgs),
+    Bench(Box<cli::bench_common::BenchArgs>),
 }
 
 fn main() -> ExitCode {
     let args = Cli::parse();
     match args.command {
         Some(Command::Run(a)) => cli::run::main(*a),
-        Some(Command::Bench(a)) if a.which == "app" => cli::bench_app::main(a),
-        Some(Command::Bench(a)) => cli::bench::main(a),
+        Some(Command::Bench(a)) if a.which == "app" => cli::bench_app::main(*a),
+        Some(Command::Bench(a)) => cli::bench::main(*a),
         #[cfg(feature = "app")]
         None => impulse_cloth::app::run(args.app),
         #[cfg(not(feature = "app"))]

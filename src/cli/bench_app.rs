@@ -740,15 +740,19 @@ pub fn main(args: BenchArgs) -> ExitCode {
     for (scene, cfg, mode_plans) in plan {
         // The alternatives (self-collision on and off) interleaved grid by grid.
         let mut skips: Vec<Option<String>> = vec![None; mode_plans.len()];
-        let mut queue: Vec<(usize, bool, usize, (Vec<String>, RunArgs))> = Vec::new();
-        for (mi, (sc, row_plan)) in mode_plans.into_iter().enumerate() {
-            for (gi, (n, p)) in row_plan.into_iter().enumerate() {
-                queue.push((gi * modes.len() + mi, sc, n, p));
-            }
-        }
-        queue.sort_by_key(|q| q.0);
-        for (order, sc, n, (flags, run_args)) in queue {
-            let skip = &mut skips[order % modes.len()];
+        let mut rows_of: Vec<_> = mode_plans
+            .into_iter()
+            .map(|(sc, row_plan)| (sc, row_plan.into_iter()))
+            .collect();
+        let alternatives = rows_of.len();
+        let queue = (0..grids.len()).flat_map(|_| 0..alternatives);
+        for mi in queue {
+            let (sc, row_plan) = &mut rows_of[mi];
+            let sc = *sc;
+            let Some((n, (flags, run_args))) = row_plan.next() else {
+                continue;
+            };
+            let skip = &mut skips[mi];
             let label = row_label(cfg, sc);
             let name = format!("{scene} {label} at {n}×{n}");
             if let Some(why) = &*skip {

@@ -411,8 +411,7 @@ impl SelfContact {
                         in_zone[i as usize] = true;
                     }
                 }
-                for e in 0..edges.len() {
-                    let [a, b] = edges[e];
+                for (e, &[a, b]) in edges.iter().enumerate() {
                     if !(in_zone[a as usize] || in_zone[b as usize]) {
                         continue;
                     }
