@@ -505,16 +505,7 @@ impl World {
             }
             Phase::Position => {
                 let self_on = self.self_collision_with(solver);
-                let stats = self.current.as_mut().expect("step in progress");
-                let mut ctx = StepCtx {
-                    cloth: &mut self.cloth,
-                    params: &self.params,
-                    accel: &self.accel,
-                    ball_end: self.ball_end.as_ref(),
-                    gliders: &self.gliders,
-                    selfs: self_on.then(|| self.selfc.rows(self.params.thickness)),
-                    stats,
-                };
+                let mut ctx = self.ctx(self_on);
                 solver.position_pass(&mut ctx);
                 if solver.contact_model() == ContactModel::Impulse {
                     self.contact_rounds(solver, self_on);
@@ -524,16 +515,7 @@ impl World {
             }
             Phase::Integration | Phase::Velocity => {
                 let self_on = self.self_collision_with(solver);
-                let stats = self.current.as_mut().expect("step in progress");
-                let mut ctx = StepCtx {
-                    cloth: &mut self.cloth,
-                    params: &self.params,
-                    accel: &self.accel,
-                    ball_end: self.ball_end.as_ref(),
-                    gliders: &self.gliders,
-                    selfs: self_on.then(|| self.selfc.rows(self.params.thickness)),
-                    stats,
-                };
+                let mut ctx = self.ctx(self_on);
                 match phase {
                     Phase::Integration => {
                         solver.integrate(&mut ctx);
@@ -689,6 +671,20 @@ fn first_non_finite(p: &Particles) -> Option<(&'static str, usize)> {
 pub const MAX_CONTACT_ROUNDS: u32 = 16;
 
 impl World {
+    /// What a solver phase of the step in progress sees; `self_on` gives it the
+    /// self-contact rows.
+    fn ctx(&mut self, self_on: bool) -> StepCtx<'_> {
+        StepCtx {
+            cloth: &mut self.cloth,
+            params: &self.params,
+            accel: &self.accel,
+            ball_end: self.ball_end.as_ref(),
+            gliders: &self.gliders,
+            selfs: self_on.then(|| self.selfc.rows(self.params.thickness)),
+            stats: self.current.as_mut().expect("step in progress"),
+        }
+    }
+
     /// The guarantee after integration: what still touches on the step's path moves
     /// rigidly, and the crossings of the end state are counted
     /// ([`contact::SelfContact::fail_safe`]).
@@ -744,16 +740,7 @@ impl World {
                 let stats = self.current.as_mut().expect("step in progress");
                 stats.self_contact_time += t0.elapsed();
             }
-            let stats = self.current.as_mut().expect("step in progress");
-            let mut ctx = StepCtx {
-                cloth: &mut self.cloth,
-                params: &self.params,
-                accel: &self.accel,
-                ball_end: self.ball_end.as_ref(),
-                gliders: &self.gliders,
-                selfs: self_on.then(|| self.selfc.rows(self.params.thickness)),
-                stats,
-            };
+            let mut ctx = self.ctx(self_on);
             if !ctx.has_contacts() {
                 return;
             }
