@@ -502,7 +502,7 @@ fn layers_of_the_fold_stay_half_a_thickness_apart() {
 /// (the tangled particles are left out of the rows and the fail-safe), and nothing freezes.
 #[test]
 fn turned_on_over_a_tangled_cloth_it_steps_safely_and_reports_the_crossings() {
-    let (mut world, substeps) = app_scene(ScenePreset::Drape, 30, SolverKind::Newton);
+    let (mut world, substeps) = app_scene(ScenePreset::Drape, 20, SolverKind::Newton);
     world.params.self_collision = false;
     let mut s = SolverKind::Newton.create();
     let mut frames = 0;
@@ -519,7 +519,8 @@ fn turned_on_over_a_tangled_cloth_it_steps_safely_and_reports_the_crossings() {
     world.params.self_collision = true;
     let before = world.cloth.particles.x.clone();
     let mut reported = 0;
-    for f in 0..60 {
+    // A tangled state is counted and gathered anew every step: a third of a second of it.
+    for f in 0..20 {
         let st = world
             .step(s.as_mut())
             .unwrap_or_else(|e| panic!("frame {f} after turning it on: {e}"));
@@ -531,7 +532,7 @@ fn turned_on_over_a_tangled_cloth_it_steps_safely_and_reports_the_crossings() {
     }
     assert!(reported > 0, "the tangled start was not reported");
     let moved = common::max_distance(&before, &world.cloth.particles.x);
-    assert!(moved > 1e-3, "the cloth froze ({moved} m in 1 s)");
+    assert!(moved > 1e-3, "the cloth froze ({moved} m in 1/3 s)");
     eprintln!(
         "tangled after {frames} frames; up to {reported} crossings reported, moved {moved:.3} m"
     );
