@@ -465,14 +465,8 @@ impl World {
                 if self.self_collision_with(solver) {
                     // Rows for what the unconstrained previews bring close; the contact
                     // rounds add what the solved previews do.
-                    let t0 = Instant::now();
                     self.selfc.begin(&self.cloth);
-                    self.fill_preview();
-                    let p = &self.cloth.particles;
-                    self.selfc
-                        .detect(&self.preview, &p.inv_mass, self.params.thickness);
-                    let stats = self.current.as_mut().expect("step in progress");
-                    stats.self_contact_time += t0.elapsed();
+                    self.detect_self_contacts();
                 } else {
                     self.selfc.clear();
                 }
@@ -707,13 +701,19 @@ impl World {
         stats.self_contact_time += t0.elapsed();
     }
 
-    /// Previews `drift + v·h` of every particle into `self.preview`.
-    fn fill_preview(&mut self) {
+    /// Self-contact rows for the pairs the previews `drift + v·h` bring within reach
+    /// ([`contact::SelfContact::detect`]), timed into the step's statistics.
+    fn detect_self_contacts(&mut self) {
+        let t0 = Instant::now();
         let h = self.params.dt;
         let p = &self.cloth.particles;
         self.preview.clear();
         self.preview
             .extend((0..p.len()).map(|i| kernels::preview(p.x[i], p.v[i], self.accel[i], h)));
+        self.selfc
+            .detect(&self.preview, &p.inv_mass, self.params.thickness);
+        let stats = self.current.as_mut().expect("step in progress");
+        stats.self_contact_time += t0.elapsed();
     }
 
     /// The safety net of contact for the [`ContactModel::Impulse`] solvers, which solve
@@ -732,13 +732,7 @@ impl World {
     fn contact_rounds(&mut self, solver: &mut dyn Solver, self_on: bool) {
         for _ in 0..MAX_CONTACT_ROUNDS {
             if self_on {
-                let t0 = Instant::now();
-                self.fill_preview();
-                let p = &self.cloth.particles;
-                self.selfc
-                    .detect(&self.preview, &p.inv_mass, self.params.thickness);
-                let stats = self.current.as_mut().expect("step in progress");
-                stats.self_contact_time += t0.elapsed();
+                self.detect_self_contacts();
             }
             let mut ctx = self.ctx(self_on);
             if !ctx.has_contacts() {

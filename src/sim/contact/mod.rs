@@ -339,11 +339,6 @@ impl SelfContact {
         added
     }
 
-    /// Candidates gathered (diagnostics).
-    pub fn candidate_count(&self) -> usize {
-        self.candidates.len()
-    }
-
     /// [`Swept::motion_bound`] of a candidate moving from the step's start to `x1`.
     fn motion_bound(&self, c: &Candidate, x1: &[DVec3]) -> f64 {
         let d = |k: usize| {
