@@ -339,16 +339,12 @@ impl SelfContact {
         added
     }
 
-    /// [`Swept::motion_bound`] of a candidate moving from the step's start to `x1`.
+    /// [`PairKind::motion_bound`] of a candidate moving from the step's start to `x1`.
     fn motion_bound(&self, c: &Candidate, x1: &[DVec3]) -> f64 {
-        let d = |k: usize| {
+        c.kind.motion_bound(|k| {
             let i = c.p[k] as usize;
             self.x0[i].distance(x1[i])
-        };
-        match c.kind {
-            PairKind::VertexTriangle => d(0) + d(1).max(d(2)).max(d(3)),
-            PairKind::EdgeEdge => d(0).max(d(1)) + d(2).max(d(3)),
-        }
+        })
     }
 
     fn swept(&self, p: &[u32; 4], x1: &[DVec3]) -> Swept {

@@ -111,17 +111,6 @@ impl Swept {
     fn at(&self, t: f64) -> [DVec3; 4] {
         std::array::from_fn(|k| self.x0[k].lerp(self.x1[k], t))
     }
-
-    /// How much the distance between the pair's features can shrink over the step: the
-    /// largest displacement of a point of the first feature plus that of the second (a
-    /// point of a feature moves by a convex combination of its corners' displacements).
-    pub fn motion_bound(&self, kind: PairKind) -> f64 {
-        let d = |k: usize| self.x0[k].distance(self.x1[k]);
-        match kind {
-            PairKind::VertexTriangle => d(0) + d(1).max(d(2)).max(d(3)),
-            PairKind::EdgeEdge => d(0).max(d(1)) + d(2).max(d(3)),
-        }
-    }
 }
 
 /// Which pair a [`Swept`] holds.
@@ -131,6 +120,19 @@ pub enum PairKind {
     VertexTriangle,
     /// Two edges: `[p0, p1, q0, q1]`.
     EdgeEdge,
+}
+
+impl PairKind {
+    /// How much the distance between the pair's features can shrink over a step in which
+    /// its k-th point moves by `moved(k)`: the largest displacement of a point of the first
+    /// feature plus that of the second (a point of a feature moves by a convex combination
+    /// of its corners' displacements).
+    pub fn motion_bound(self, moved: impl Fn(usize) -> f64) -> f64 {
+        match self {
+            PairKind::VertexTriangle => moved(0) + moved(1).max(moved(2)).max(moved(3)),
+            PairKind::EdgeEdge => moved(0).max(moved(1)) + moved(2).max(moved(3)),
+        }
+    }
 }
 
 /// Distance between the pair's two features at positions `x`.

@@ -29,6 +29,15 @@ pub struct SelfRow {
     pub n: DVec3,
 }
 
+impl SelfRow {
+    /// The row's effective inverse mass Σ wₖ² mₖ⁻¹ (0: all its particles static).
+    fn inverse_mass(&self, inv_mass: &[f64]) -> f64 {
+        (0..4)
+            .map(|j| self.w[j] * self.w[j] * inv_mass[self.p[j] as usize])
+            .sum()
+    }
+}
+
 /// The step's self-contact rows with the gap they keep.
 #[derive(Debug, Clone, Copy)]
 pub struct SelfRows<'a> {
@@ -60,14 +69,11 @@ impl SelfRows<'_> {
         for r in self.rows {
             let idx = r.p.map(|i| i as usize);
             let k = idx.map(|i| inv_mass[i]);
-            let wsum: f64 = (0..4).map(|j| r.w[j] * r.w[j] * k[j]).sum();
+            let wsum = r.inverse_mass(inv_mass);
             if wsum <= 0.0 {
                 continue;
             }
-            let mut gap = -self.thickness;
-            for j in 0..4 {
-                gap += r.w[j] * r.n.dot(drift(idx[j]) + v[idx[j]] * h);
-            }
+            let gap = self.gap(r, drift, v, h);
             if gap >= -slop {
                 continue;
             }
@@ -101,18 +107,17 @@ impl SelfRows<'_> {
         h: f64,
         slop: f64,
     ) -> bool {
-        self.rows.iter().any(|r| {
-            let k: f64 = (0..4)
-                .map(|j| r.w[j] * r.w[j] * inv_mass[r.p[j] as usize])
-                .sum();
-            let gap: f64 = (0..4)
-                .map(|j| {
-                    let i = r.p[j] as usize;
-                    r.w[j] * r.n.dot(drift(i) + v[i] * h)
-                })
-                .sum::<f64>()
-                - self.thickness;
-            k > 0.0 && gap < -slop
+        self.rows
+            .iter()
+            .any(|r| r.inverse_mass(inv_mass) > 0.0 && self.gap(r, drift, v, h) < -slop)
+    }
+
+    /// The row's previewed gap less the thickness: n · Σ wₖ (drift(k) + vₖ·h) − thickness
+    /// (summed from −thickness, as the visit always has).
+    fn gap(&self, r: &SelfRow, drift: &impl Fn(usize) -> DVec3, v: &[DVec3], h: f64) -> f64 {
+        (0..4).fold(-self.thickness, |gap, j| {
+            let i = r.p[j] as usize;
+            gap + r.w[j] * r.n.dot(drift(i) + v[i] * h)
         })
     }
 }
