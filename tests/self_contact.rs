@@ -190,7 +190,10 @@ fn a_50_by_50_drape_does_not_cross_itself() {
 }
 
 /// A free corner of a flat cloth held at one edge is lifted over the sheet and driven
-/// down through it at 10 m/s: the sheet stops it, nothing tunnels.
+/// down through it at 10 m/s: no crossing after any step, and the corner stays on its
+/// side of the sheet while the hand holds it below (the sheet is carried down instead).
+/// Newton's steps are six times longer than strips' substeps, and there the fail-safe
+/// holds the cloth as one rigid zone while the hand pushes (docs/experiments.md).
 #[test]
 fn a_corner_thrown_through_the_sheet_at_10_m_s_does_not_tunnel() {
     for solver in [SolverKind::Newton, SolverKind::Strips] {
@@ -236,17 +239,31 @@ fn a_corner_thrown_through_the_sheet_at_10_m_s_does_not_tunnel() {
             for _ in 0..s.substeps {
                 script.before_step(&mut world).unwrap();
                 rows = rows.max(world.step(sv.as_mut()).unwrap().self_contacts);
+                assert_eq!(crossings(&world), 0, "{solver}: crossing in frame {f}");
             }
-            assert_eq!(crossings(&world), 0, "{solver}: crossing after frame {f}");
+            if f == 77 {
+                // The hand has held its target below the sheet for 0.2 s: the corner is
+                // still above the sheet where it is (the sheet, pinned at two corners in
+                // zero gravity, may be carried down with it), above the sheet's particle
+                // nearest to it across (its own corner region left out).
+                let x = &world.cloth.particles.x;
+                let c = x[corner];
+                let across = (0..x.len())
+                    .filter(|&i| i % n < n - 3 || i / n < n - 3)
+                    .min_by(|&a, &b| {
+                        let d = |i: usize| (x[i] - c).with_y(0.0).length();
+                        d(a).total_cmp(&d(b))
+                    })
+                    .unwrap();
+                assert!(
+                    c.y > x[across].y,
+                    "{solver}: the corner went through ({} below the sheet at {:?})",
+                    c.y,
+                    x[across]
+                );
+            }
         }
         assert!(rows > 0, "{solver}: the corner never met the sheet");
-        // It was stopped above the sheet: the corner did not end below it.
-        let y = world.cloth.particles.x[corner].y;
-        assert!(
-            y > centre.y,
-            "{solver}: the corner went through ({y} < {})",
-            centre.y
-        );
     }
 }
 

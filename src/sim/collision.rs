@@ -184,6 +184,18 @@ impl ContactSweep<'_> {
         v: &mut [DVec3],
         inv_mass: &[f64],
     ) -> usize {
+        self.visit_with(drift, v, inv_mass, None)
+    }
+
+    /// [`ContactSweep::visit`] with, given `active`, only the self-contact rows it lists
+    /// ([`SelfRows::near`]): what the strips sweeps visit between two full visits.
+    pub fn visit_with(
+        &self,
+        drift: impl Fn(usize) -> DVec3,
+        v: &mut [DVec3],
+        inv_mass: &[f64],
+        active: Option<&[u32]>,
+    ) -> usize {
         if self.is_empty() {
             return 0;
         }
@@ -222,7 +234,10 @@ impl ContactSweep<'_> {
             }
         }
         if let Some(s) = &self.selfs {
-            any += s.visit(&drift, v, inv_mass, h, self.slop, mu);
+            any += match active {
+                Some(a) => s.visit_active(a, &drift, v, inv_mass, h, self.slop, mu),
+                None => s.visit(&drift, v, inv_mass, h, self.slop, mu),
+            };
         }
         any
     }

@@ -139,6 +139,11 @@ pub const MAX_SANE_STRAIN: f64 = 1000.0;
 pub const MAX_SANE_TRAVEL: f64 = 1e3;
 
 impl World {
+    /// The self-contact rows of the last step (empty with self-collision off).
+    pub fn self_rows(&self) -> &[contact::SelfRow] {
+        &self.selfc.rows
+    }
+
     /// A world from a cloth and parameters (validated).
     pub fn new(cloth: Cloth, params: SimParams) -> Result<World, SimError> {
         params.validate()?;

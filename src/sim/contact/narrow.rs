@@ -124,13 +124,19 @@ pub enum PairKind {
 
 impl PairKind {
     /// How much the distance between the pair's features can shrink over a step in which
-    /// its k-th point moves by `moved(k)`: the largest displacement of a point of the first
-    /// feature plus that of the second (a point of a feature moves by a convex combination
-    /// of its corners' displacements).
-    pub fn motion_bound(self, moved: impl Fn(usize) -> f64) -> f64 {
+    /// its k-th point is displaced by `moved(k)`: the largest displacement of a point of
+    /// the first feature plus that of the second (a point of a feature moves by a convex
+    /// combination of its corners' displacements), both taken relative to the first
+    /// point's. Distances do not change when all four points move together, so only the
+    /// relative motion counts: a cloth carried fast by the hand keeps the bound of how it
+    /// deforms, not of how far it travels (which sent every candidate of a drape pulled
+    /// off the ball to the continuous test).
+    pub fn motion_bound(self, moved: impl Fn(usize) -> DVec3) -> f64 {
+        let base = moved(0);
+        let rel = |k: usize| (moved(k) - base).length();
         match self {
-            PairKind::VertexTriangle => moved(0) + moved(1).max(moved(2)).max(moved(3)),
-            PairKind::EdgeEdge => moved(0).max(moved(1)) + moved(2).max(moved(3)),
+            PairKind::VertexTriangle => rel(1).max(rel(2)).max(rel(3)),
+            PairKind::EdgeEdge => rel(1) + rel(2).max(rel(3)),
         }
     }
 }

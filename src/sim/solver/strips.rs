@@ -304,7 +304,14 @@ pub struct StripsSolver {
     drift: Vec<DVec3>,
     scratch: [ChainScratch; 2],
     deltas: Vec<Vec<(u32, DVec3)>>,
+    /// The self-contact rows the position sweeps visit (`SelfRows::near`).
+    active: Vec<u32>,
 }
+
+/// Self-contact rows whose previewed gap exceeds the thickness by less than this fraction
+/// of it are visited by every position sweep; the others only by the visit that confirms a
+/// quiet sweep (`StripsSolver::sweeps`).
+pub const ACTIVE_BAND: f64 = 0.0;
 
 impl StripsSolver {
     fn ensure_chains(&mut self, cloth: &Cloth) {
@@ -355,6 +362,22 @@ impl StripsSolver {
 
     /// Block Gauss–Seidel over the two strip families; returns (sweeps, converged).
     pub(crate) fn sweeps(&mut self, ctx: &mut StepCtx<'_>, velocity: bool) -> (u32, bool) {
+        self.run_sweeps(ctx, velocity, false)
+    }
+
+    /// Position sweeps that stop as soon as one visits no contact short of its slop (the
+    /// chains may still be over the tolerance); returns (sweeps, contacts quiet). What
+    /// Newton alternates with its own pass where a self-contact is short.
+    pub(crate) fn contact_sweeps(&mut self, ctx: &mut StepCtx<'_>) -> (u32, bool) {
+        self.run_sweeps(ctx, false, true)
+    }
+
+    fn run_sweeps(
+        &mut self,
+        ctx: &mut StepCtx<'_>,
+        velocity: bool,
+        until_contacts_quiet: bool,
+    ) -> (u32, bool) {
         self.ensure_chains(ctx.cloth);
         let h = ctx.params.dt;
         let cap = ctx.params.effective_cap();
@@ -380,10 +403,28 @@ impl StripsSolver {
         let contacts = (!velocity && !contacts.is_empty()).then_some(contacts);
         let p = &mut ctx.cloth.particles;
         let (v, inv_mass) = (&mut p.v, &p.inv_mass);
+        // Self-contact rows come by the thousand where the cloth lies in layers, and few
+        // of them are ever short (measured on the 30×30 drape pulled off the ball: 2 957
+        // of 40 151 rows corrected in a step): the sweeps visit those whose previewed gap
+        // is less than the thickness plus ACTIVE_BAND of it, and a sweep that corrects nothing is
+        // confirmed by a visit of every row before the pass ends — so it ends exactly
+        // where visiting every row each sweep would.
+        let selfs = contacts.and_then(|c| c.selfs).filter(|s| !s.is_empty());
+        let mut active_stale = true;
         let mut sweeps = 0;
         while sweeps < cap {
             sweeps += 1;
+            if let Some(s) = &selfs
+                && active_stale
+            {
+                let drift = &self.drift;
+                let band = ACTIVE_BAND * s.thickness;
+                s.near(&|i| drift[i], v, inv_mass, h, band, &mut self.active);
+                active_stale = false;
+            }
+            let active = selfs.is_some().then_some(self.active.as_slice());
             let mut any = false;
+            let mut contact_any = false;
             for spans in &self.spans {
                 let size: usize = spans.iter().map(|r| r.len()).sum();
                 if size >= PAR_MIN_FAMILY && rayon::current_num_threads() > 1 {
@@ -422,10 +463,19 @@ impl StripsSolver {
                 }
                 if let Some(c) = &contacts {
                     let drift = &self.drift;
-                    any |= c.visit(|i| drift[i], v, inv_mass) > 0;
+                    contact_any |= c.visit_with(|i| drift[i], v, inv_mass, active) > 0;
                 }
             }
-            if !any {
+            let quiet = !contact_any && (until_contacts_quiet || !any);
+            if quiet && let (Some(c), Some(_)) = (&contacts, &selfs) {
+                // Confirm with every row; one corrected makes a new active set.
+                let drift = &self.drift;
+                if c.visit(|i| drift[i], v, inv_mass) > 0 {
+                    active_stale = true;
+                    continue;
+                }
+            }
+            if quiet {
                 return (sweeps, true);
             }
         }
