@@ -73,13 +73,15 @@ pub struct FailSafe {
     pub crossings: u32,
 }
 
-/// A candidate pair: its kind, particles, key and distance at the step's start.
+/// A candidate pair: its kind, particles, key and distance at the step's start, and
+/// whether it has a row this step.
 #[derive(Debug, Clone, Copy)]
 struct Candidate {
     kind: PairKind,
     p: [u32; 4],
     key: u64,
     d0: f64,
+    rowed: bool,
 }
 
 /// Self-contact state of a world: the surface, the step's rows, and scratch.
@@ -196,6 +198,7 @@ impl SelfContact {
                 for c in &mut self.candidates {
                     let x: [DVec3; 4] = c.p.map(|i| x0[i as usize]);
                     c.d0 = narrow::pair_distance(c.kind, &x);
+                    c.rowed = false;
                 }
                 self.stale = false;
             }
@@ -204,6 +207,13 @@ impl SelfContact {
         let spare = 0.25 * self.mean_edge;
         self.gather(x1, inv_mass, 2.0 * reach.max(self.thickness_hint) + spare);
         self.stale = false;
+        // Gathered again within a step: the pairs that have rows keep them.
+        if !self.keys.is_empty() {
+            let keys = &self.keys;
+            for c in &mut self.candidates {
+                c.rowed = keys.contains(&c.key);
+            }
+        }
     }
 
     /// Candidate pairs whose swept bounds from the step's start to `x1` come within
@@ -275,6 +285,7 @@ impl SelfContact {
                     p,
                     key: (u64::from(v) << 32) | t as u64,
                     d0: narrow::pair_distance(PairKind::VertexTriangle, &x),
+                    rowed: false,
                 });
             });
         }
@@ -305,6 +316,7 @@ impl SelfContact {
                     p,
                     key: (1 << 63) | ((i as u64) << 32) | u64::from(j),
                     d0: narrow::pair_distance(PairKind::EdgeEdge, &x),
+                    rowed: false,
                 });
             });
         }
@@ -325,7 +337,7 @@ impl SelfContact {
                 // Too far apart for the step's motion to bring them within reach.
                 continue;
             }
-            if self.keys.contains(&c.key) {
+            if c.rowed {
                 continue;
             }
             let s = self.swept(&c.p, x1);
@@ -337,6 +349,7 @@ impl SelfContact {
             let Some(t) = at else { continue };
             if let Some(row) = make_row(c.kind, c.p, &s, t) {
                 self.keys.insert(c.key);
+                self.candidates[ci].rowed = true;
                 self.rows.push(row);
                 added += 1;
             }
