@@ -347,9 +347,10 @@ impl SelfContact {
                 narrow::first_contact(c.kind, &s, reach, &mut self.roots)
             };
             let Some(t) = at else { continue };
+            // Found once a step: a pair that needs no row is not tested again.
+            self.keys.insert(c.key);
+            self.candidates[ci].rowed = true;
             if let Some(row) = make_row(c.kind, c.p, &s, t) {
-                self.keys.insert(c.key);
-                self.candidates[ci].rowed = true;
                 self.rows.push(row);
                 added += 1;
             }
@@ -557,6 +558,14 @@ fn make_row(kind: PairKind, p: [u32; 4], s: &Swept, t: f64) -> Option<SelfRow> {
     let sep = |w: &[f64; 4], x: &[DVec3; 4]| -> DVec3 { (0..4).map(|k| x[k] * w[k]).sum() };
     let w = weights(x0);
     let d = sep(&w, x0);
+    if kind == PairKind::EdgeEdge && d.length() > 1e-9 && w.contains(&0.0) {
+        // The closest points are an end of an edge: that particle is at least as close to
+        // a triangle the other edge bounds, whose vertex–triangle row keeps the pair
+        // apart. Only edges whose closest points lie inside both (edges crossing at an
+        // angle) need an edge–edge row — in layers pressed together the others were most
+        // rows.
+        return None;
+    }
     if d.length() > 1e-9 {
         let n = d.normalize();
         return n.is_finite().then_some(SelfRow { p, w, n });
@@ -569,4 +578,48 @@ fn make_row(kind: PairKind, p: [u32; 4], s: &Swept, t: f64) -> Option<SelfRow> {
     let n = plane.normalize_or_zero();
     let n = if n.dot(d) < 0.0 { -n } else { n };
     (n != DVec3::ZERO && n.is_finite()).then_some(SelfRow { p, w, n })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn still(x: [DVec3; 4]) -> Swept {
+        Swept { x0: x, x1: x }
+    }
+
+    /// Two edges crossing at an angle 3 mm apart get an edge–edge row along the line
+    /// between them; one whose closest point is an end of an edge gets none (the vertex
+    /// there is as close to a triangle the other edge bounds).
+    #[test]
+    fn edge_edge_rows_only_where_the_closest_points_are_inside_both_edges() {
+        let v = DVec3::new;
+        let crossing = [
+            v(-1.0, 0.003, 0.0),
+            v(1.0, 0.003, 0.0),
+            v(0.0, 0.0, -1.0),
+            v(0.0, 0.0, 1.0),
+        ];
+        let row = make_row(PairKind::EdgeEdge, [0, 1, 2, 3], &still(crossing), 0.0)
+            .expect("crossing edges get a row");
+        assert!((row.n - DVec3::Y).length() < 1e-12);
+        assert!(row.w.iter().all(|&w| w != 0.0));
+        assert!(row.w.iter().sum::<f64>().abs() < 1e-12);
+        let end_on = [
+            v(0.0, 0.003, 0.0),
+            v(1.0, 0.003, 0.0),
+            v(0.0, 0.0, -1.0),
+            v(0.0, 0.0, 1.0),
+        ];
+        // Its end (0, 0.003, 0) is the closest point: no edge–edge row.
+        assert!(make_row(PairKind::EdgeEdge, [0, 1, 2, 3], &still(end_on), 0.0).is_none());
+        // A vertex over a triangle keeps its row.
+        let over = [
+            v(0.2, 0.003, 0.2),
+            v(0.0, 0.0, 0.0),
+            v(1.0, 0.0, 0.0),
+            v(0.0, 0.0, 1.0),
+        ];
+        assert!(make_row(PairKind::VertexTriangle, [0, 1, 2, 3], &still(over), 0.0).is_some());
+    }
 }
