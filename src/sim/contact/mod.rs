@@ -397,11 +397,18 @@ impl SelfContact {
             (x[a as usize].distance(x[b as usize]) - rest[e]).abs() / rest[e]
         };
         let mut groups: Vec<Vec<u32>> = Vec::new();
+        // Particles in a zone (of more than one particle) after the last round's moves.
+        let mut in_zone = vec![false; n];
         for round in 0..=MAX_ZONE_ROUNDS {
             self.ensure_candidates(x, inv_mass, TOUCH);
             let mut merged = false;
             for ci in 0..self.candidates.len() {
                 let c = self.candidates[ci];
+                // After the first round only zones have moved: a pair with no particle in
+                // one moves as it did then, when it was merged or found apart.
+                if round > 0 && !c.p.iter().any(|&i| in_zone[i as usize]) {
+                    continue;
+                }
                 if c.d0 - self.motion_bound(&c, x) > TOUCH {
                     continue;
                 }
@@ -415,12 +422,6 @@ impl SelfContact {
                 }
             }
             if !groups.is_empty() || merged {
-                let mut in_zone = vec![false; n];
-                for g in &groups {
-                    for &i in g {
-                        in_zone[i as usize] = true;
-                    }
-                }
                 for (e, &[a, b]) in edges.iter().enumerate() {
                     if !(in_zone[a as usize] || in_zone[b as usize]) {
                         continue;
@@ -444,6 +445,9 @@ impl SelfContact {
             groups = self.zones.groups();
             for g in &groups {
                 zones::move_rigidly(g, &self.x0, &self.x_solver, inv_mass, h, x, v);
+                for &i in g {
+                    in_zone[i as usize] = true;
+                }
             }
         }
         // A step that starts intersection-free and whose every touching pair the fail-safe
