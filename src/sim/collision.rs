@@ -234,10 +234,7 @@ impl ContactSweep<'_> {
             }
         }
         if let Some(s) = &self.selfs {
-            any += match active {
-                Some(a) => s.visit_active(a, &drift, v, inv_mass, h, self.slop, mu),
-                None => s.visit(&drift, v, inv_mass, h, self.slop, mu),
-            };
+            any += s.visit(active, &drift, v, inv_mass, h, self.slop, mu);
         }
         any
     }

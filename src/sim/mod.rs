@@ -37,7 +37,7 @@ pub use kind::SolverKind;
 pub use params::{Ball, BallMotion, ImpulseDirection, SimParams, SpringParams, StrainLimits, Wind};
 pub use scene::{PinSpec, ScenePreset, SceneSpec};
 pub use solver::{ContactModel, Solver, StepCtx};
-pub use stats::{Phase, PhaseTimings, StepStats};
+pub use stats::{PassCounts, Phase, PhaseTimings, StepStats};
 
 /// The simulated world: cloth, parameters, colliders, time, and per-step scratch.
 #[derive(Debug, Clone)]
@@ -139,11 +139,6 @@ pub const MAX_SANE_STRAIN: f64 = 1000.0;
 pub const MAX_SANE_TRAVEL: f64 = 1e3;
 
 impl World {
-    /// The self-contact rows of the last step (empty with self-collision off).
-    pub fn self_rows(&self) -> &[contact::SelfRow] {
-        &self.selfc.rows
-    }
-
     /// A world from a cloth and parameters (validated).
     pub fn new(cloth: Cloth, params: SimParams) -> Result<World, SimError> {
         params.validate()?;
@@ -751,26 +746,12 @@ impl World {
                 return;
             }
             let s = &mut *ctx.stats;
-            let before = (
-                s.position_iterations,
-                s.linear_solves,
-                s.factorizations,
-                s.polish_sweeps,
-            );
             let capped = s.capped || s.hard_capped;
             s.contact_rounds += 1;
-            (
-                s.position_iterations,
-                s.linear_solves,
-                s.factorizations,
-                s.polish_sweeps,
-            ) = (0, 0, 0, 0);
+            let before = s.take_pass_counts();
             solver.position_pass(&mut ctx);
             let s = &mut *ctx.stats;
-            s.position_iterations += before.0;
-            s.linear_solves += before.1;
-            s.factorizations += before.2;
-            s.polish_sweeps += before.3;
+            s.add_pass_counts(before);
             s.capped |= capped && !s.converged;
         }
     }

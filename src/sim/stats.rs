@@ -88,6 +88,20 @@ impl PhaseTimings {
     }
 }
 
+/// The counts of a position pass that add up over the passes of a step
+/// ([`StepStats::take_pass_counts`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PassCounts {
+    /// [`StepStats::position_iterations`].
+    pub position_iterations: u32,
+    /// [`StepStats::linear_solves`].
+    pub linear_solves: u32,
+    /// [`StepStats::factorizations`].
+    pub factorizations: u32,
+    /// [`StepStats::polish_sweeps`].
+    pub polish_sweeps: u32,
+}
+
 /// What happened in one step.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct StepStats {
@@ -186,6 +200,34 @@ impl StepStats {
         hard_cap: u32,
     ) {
         self.set_position_outcome(residual, converged, cap == hard_cap);
+    }
+
+    /// Zero the pass counts (iterations, linear solves, factorisations, polish sweeps)
+    /// for a position pass run again in the same step — a contact round, Newton's
+    /// self-contact alternation — which sets its own as if alone; returns them for
+    /// [`StepStats::add_pass_counts`] once it has run, so the step reports the sum.
+    pub fn take_pass_counts(&mut self) -> PassCounts {
+        let c = PassCounts {
+            position_iterations: self.position_iterations,
+            linear_solves: self.linear_solves,
+            factorizations: self.factorizations,
+            polish_sweeps: self.polish_sweeps,
+        };
+        (
+            self.position_iterations,
+            self.linear_solves,
+            self.factorizations,
+            self.polish_sweeps,
+        ) = (0, 0, 0, 0);
+        c
+    }
+
+    /// Add the counts [`StepStats::take_pass_counts`] took before a pass.
+    pub fn add_pass_counts(&mut self, c: PassCounts) {
+        self.position_iterations += c.position_iterations;
+        self.linear_solves += c.linear_solves;
+        self.factorizations += c.factorizations;
+        self.polish_sweeps += c.polish_sweeps;
     }
 
     /// Record how a velocity pass ended: its sweeps or solves, and whether it met the

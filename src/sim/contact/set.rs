@@ -65,11 +65,14 @@ impl SelfRows<'_> {
         self.rows.is_empty()
     }
 
-    /// One Gauss–Seidel visit of every row: a row whose previewed gap is short by more than
-    /// `slop` gets the normal impulse that closes it and Coulomb friction of coefficient
-    /// `mu`. Returns how many rows were corrected.
+    /// One Gauss–Seidel visit of every row — or, given `active`, of the rows it lists
+    /// (indices into `rows`, [`SelfRows::near`]): a row whose previewed gap is short by
+    /// more than `slop` (or the rows' own, if wider) gets the normal impulse that closes it
+    /// and Coulomb friction of coefficient `mu`. Returns how many rows were corrected.
+    #[allow(clippy::too_many_arguments)]
     pub fn visit(
         &self,
+        active: Option<&[u32]>,
         drift: &impl Fn(usize) -> DVec3,
         v: &mut [DVec3],
         inv_mass: &[f64],
@@ -77,23 +80,13 @@ impl SelfRows<'_> {
         slop: f64,
         mu: f64,
     ) -> usize {
-        self.visit_rows(self.rows.iter(), drift, v, inv_mass, h, slop, mu)
-    }
-
-    /// [`SelfRows::visit`] of the rows `active` lists (indices into `rows`).
-    #[allow(clippy::too_many_arguments)]
-    pub fn visit_active(
-        &self,
-        active: &[u32],
-        drift: &impl Fn(usize) -> DVec3,
-        v: &mut [DVec3],
-        inv_mass: &[f64],
-        h: f64,
-        slop: f64,
-        mu: f64,
-    ) -> usize {
-        let rows = active.iter().filter_map(|&i| self.rows.get(i as usize));
-        self.visit_rows(rows, drift, v, inv_mass, h, slop, mu)
+        match active {
+            Some(a) => {
+                let rows = a.iter().filter_map(|&i| self.rows.get(i as usize));
+                self.visit_rows(rows, drift, v, inv_mass, h, slop, mu)
+            }
+            None => self.visit_rows(self.rows.iter(), drift, v, inv_mass, h, slop, mu),
+        }
     }
 
     /// The rows whose previewed gap is less than `band` beyond the thickness — those a
@@ -112,7 +105,7 @@ impl SelfRows<'_> {
             self.rows
                 .iter()
                 .enumerate()
-                .filter(|(_, r)| r.inverse_mass(inv_mass) > 0.0 && self.gap(r, drift, v, h) < band)
+                .filter(|(_, r)| self.below(r, drift, v, inv_mass, h, band))
                 .map(|(i, _)| i as u32),
         );
     }
@@ -170,9 +163,25 @@ impl SelfRows<'_> {
         h: f64,
         slop: f64,
     ) -> bool {
-        self.rows.iter().any(|r| {
-            r.inverse_mass(inv_mass) > 0.0 && self.gap(r, drift, v, h) < -slop.max(self.slop)
-        })
+        let limit = -slop.max(self.slop);
+        self.rows
+            .iter()
+            .any(|r| self.below(r, drift, v, inv_mass, h, limit))
+    }
+
+    /// Whether a row with a dynamic particle has a previewed gap (less the thickness)
+    /// below `limit`.
+    #[inline(always)]
+    fn below(
+        &self,
+        r: &SelfRow,
+        drift: &impl Fn(usize) -> DVec3,
+        v: &[DVec3],
+        inv_mass: &[f64],
+        h: f64,
+        limit: f64,
+    ) -> bool {
+        r.inverse_mass(inv_mass) > 0.0 && self.gap(r, drift, v, h) < limit
     }
 
     /// The row's previewed gap less the thickness: n · Σ wₖ (drift(k) + vₖ·h) − thickness
@@ -219,7 +228,7 @@ mod tests {
         let h = 0.01;
         let m0: DVec3 = (0..4).map(|i| v[i] / k[i]).sum();
         let drift = |i: usize| x[i];
-        assert_eq!(rows.visit(&drift, &mut v, &k, h, 0.0, 0.3), 1);
+        assert_eq!(rows.visit(None, &drift, &mut v, &k, h, 0.0, 0.3), 1);
         let gap: f64 = (0..4).map(|j| row.w[j] * (x[j] + v[j] * h).y).sum::<f64>() - 0.004;
         assert!(gap.abs() < 1e-12, "{gap}");
         let m1: DVec3 = (0..4).map(|i| v[i] / k[i]).sum();

@@ -428,27 +428,12 @@ impl NewtonSolver {
     /// Iteration counts add up over the rounds.
     fn self_round(&mut self, ctx: &mut StepCtx<'_>) {
         let (sweeps, _) = self.polish.contact_sweeps(ctx);
-        let s = &mut *ctx.stats;
-        let before = (
-            s.position_iterations,
-            s.linear_solves,
-            s.factorizations,
-            s.polish_sweeps + sweeps,
-        );
-        (
-            s.position_iterations,
-            s.linear_solves,
-            s.factorizations,
-            s.polish_sweeps,
-        ) = (0, 0, 0, 0);
+        let mut before = ctx.stats.take_pass_counts();
+        before.polish_sweeps += sweeps;
         self.self_rounds += 1;
         self.position_pass(ctx);
         self.self_rounds -= 1;
-        let s = &mut *ctx.stats;
-        s.position_iterations += before.0;
-        s.linear_solves += before.1;
-        s.factorizations += before.2;
-        s.polish_sweeps += before.3;
+        ctx.stats.add_pass_counts(before);
     }
 
     /// At most `sweeps` strips sweeps (and the step's own cap) of the position pass or,

@@ -408,16 +408,15 @@ impl StripsSolver {
         // Position sweeps visit the contact set after each family (Bender & Schmitt 2006):
         // contact is solved in the same Gauss–Seidel loop as the chains.
         let contacts = ctx.contacts();
-        let contacts = (!velocity && !contacts.is_empty()).then_some(contacts);
+        let mut contacts = (!velocity && !contacts.is_empty()).then_some(contacts);
         let p = &mut ctx.cloth.particles;
         let (v, inv_mass) = (&mut p.v, &p.inv_mass);
         // Self-contact rows come by the thousand where the cloth lies in layers, and few
         // of them are ever short (measured on the 30×30 drape pulled off the ball: 2 957
         // of 40 151 rows corrected in a step): the sweeps visit those whose previewed gap
-        // is less than the thickness plus ACTIVE_BAND of it, and a sweep that corrects nothing is
-        // confirmed by a visit of every row before the pass ends — so it ends exactly
-        // where visiting every row each sweep would.
-        let mut contacts = contacts;
+        // is less than the thickness plus ACTIVE_BAND of it, and a sweep that corrects
+        // nothing is confirmed by a visit of every row before the pass ends — so it ends
+        // exactly where visiting every row each sweep would.
         let mut selfs = contacts.and_then(|c| c.selfs).filter(|s| !s.is_empty());
         let mut active_stale = true;
         let mut sweeps = 0;
