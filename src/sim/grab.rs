@@ -188,8 +188,15 @@ impl Reach {
     }
 
     /// `target` moved into the intersection of the balls around every anchor (at its
-    /// position in `x`), by cyclic projection. Unchanged when it is inside already.
-    pub fn project(&self, x: &[DVec3], target: DVec3) -> DVec3 {
+    /// position in `x`), by cyclic projection. Unchanged when it is inside already. Where
+    /// the balls barely meet or not at all — a particle on a chain pulled straight between
+    /// two static ones, whose radii, cut by the margins, sum to less than the distance
+    /// between their centres — the projection ends outside one of them; the goal is then
+    /// the farthest point towards it from `from` (the held particle's position) that
+    /// takes the hand no farther from any anchor than its radius or than it already is.
+    /// A held pin, moved kinematically, would otherwise be put beyond the cloth's reach,
+    /// stretching it where no solver can shorten it.
+    pub fn project(&self, x: &[DVec3], from: DVec3, target: DVec3) -> DVec3 {
         let mut p = target;
         for _ in 0..PROJECTION_ROUNDS {
             let mut moved = false;
@@ -206,7 +213,27 @@ impl Reach {
                 break;
             }
         }
-        p
+        let allowed = |q: DVec3| {
+            self.anchors.iter().all(|a| {
+                let c = x[a.particle];
+                q.distance(c) <= a.radius.max(from.distance(c)) * (1.0 + 1e-12)
+            })
+        };
+        if allowed(p) || !allowed(from) {
+            return p;
+        }
+        // Each anchor allows an interval of the segment that holds `from` (the distance
+        // to a point is convex along a line), so the allowed part is [from, from + t·d].
+        let (mut lo, mut hi) = (0.0, 1.0);
+        for _ in 0..48 {
+            let mid = 0.5 * (lo + hi);
+            if allowed(from.lerp(p, mid)) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        from.lerp(p, lo)
     }
 }
 
@@ -318,9 +345,9 @@ mod tests {
         assert_eq!(reach.anchors().count(), 2);
         let x = &c.particles.x;
         let near = x[held] + DVec3::new(0.0, 0.0, 0.01);
-        assert_eq!(reach.project(x, near), near);
+        assert_eq!(reach.project(x, x[held], near), near);
         let far = x[held] + DVec3::new(0.0, -5.0, 3.0);
-        let p = reach.project(x, far);
+        let p = reach.project(x, x[held], far);
         for (i, d) in reach.anchors() {
             assert!(p.distance(x[i]) <= d * (1.0 - REACH_MARGIN) * (1.0 + 1e-9));
         }
@@ -339,13 +366,13 @@ mod tests {
         let x = &c.particles.x;
         let path = reach.anchors().next().unwrap().1;
         assert!((x[held].distance(x[0]) - path).abs() < 1e-12);
-        let moved = reach.project(x, x[held]).distance(x[held]);
+        let moved = reach.project(x, x[held], x[held]).distance(x[held]);
         assert!(
             moved <= path * STRAIGHT_MARGIN * (1.0 + 1e-9),
             "lifted by {moved}"
         );
         // Pulled farther, it stays at that distance.
-        let p = reach.project(x, x[held] + (x[held] - x[0]));
+        let p = reach.project(x, x[held], x[held] + (x[held] - x[0]));
         assert!(p.distance(x[0]) <= path * (1.0 - STRAIGHT_MARGIN) * (1.0 + 1e-9));
     }
 }

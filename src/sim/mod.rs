@@ -225,12 +225,17 @@ impl World {
         &self.locked
     }
 
-    /// Lock the particles of the cloth's taut chains (static, on the straight chain, at
-    /// rest) and release those no longer in one; with `enabled` false, release all.
+    /// Lock the particles of the cloth's taut chains (static, at rest, at the places
+    /// [`taut::taut_chain_particles`] gives) and
+    /// release those no longer in one; with `enabled` false, release all. A held particle
+    /// on a taut chain is locked with it ([`taut::taut_chain_particles`]); a held pin, which
+    /// the hand moves, ends no chain.
     fn update_taut_chains(&mut self, enabled: bool) {
         let held = self.grab.map(|g| g.particle);
+        let p = &self.cloth.particles;
+        let moving_pin = held.filter(|&i| p.pinned.get(i).copied().unwrap_or(false));
         let chains = if enabled {
-            taut::taut_chain_particles(&self.cloth, held)
+            taut::taut_chain_particles(&self.cloth, moving_pin, self.params.tolerance)
         } else {
             Vec::new()
         };
@@ -427,7 +432,12 @@ impl World {
                 if self.grab.is_some_and(|g| g.particle >= self.cloth.len()) {
                     self.grab = None; // left over from a replaced cloth
                 }
-                if let Some(g) = self.grab {
+                if let Some(g) = self.grab
+                    && self.locked.binary_search(&g.particle).is_ok()
+                {
+                    // Held on a taut chain: it cannot move, and the hand keeps it there.
+                    self.grab_goal = Some(self.cloth.particles.x[g.particle]);
+                } else if let Some(g) = self.grab {
                     let i = g.particle;
                     self.reach.update(&self.cloth, i);
                     if let Some(goal) = self.grab_goal {
@@ -438,7 +448,7 @@ impl World {
                     // which changed the set itself.
                     self.cloth.keep_held(i, self.hand_inv_mass);
                     let p = &mut self.cloth.particles;
-                    let goal = self.reach.project(&p.x, g.target);
+                    let goal = self.reach.project(&p.x, p.x[i], g.target);
                     self.grab_goal = Some(goal);
                     p.v[i] = (goal - p.x[i]) / h;
                 }

@@ -26,10 +26,22 @@ use super::cloth::Cloth;
 pub const TAUT_SLACK: f64 = 1e-12;
 
 /// The particles that lie strictly inside a taut chain of grid row or column segments
-/// between two pinned particles, with the position each has on the straight chain
-/// (evenly spaced by rest length). `exclude` (a held particle) is never part of a chain,
-/// and a chain through it is not taut. Sorted by particle index.
-pub fn taut_chain_particles(cloth: &Cloth, exclude: Option<usize>) -> Vec<(usize, DVec3)> {
+/// between two pinned particles, sorted by index, with the place the world holds each
+/// static for the step: on the straight chain, evenly spaced by rest length (the exact
+/// solution), or, where that would move an edge to another static particle beyond the
+/// tolerance, where the solve left it. `moving_pin` (a pinned particle the hand moves kinematically)
+/// ends no chain and a chain through it is not taut; a held particle that is not pinned is
+/// an ordinary particle here, locked with its chain when that is taut (the heavy hand can
+/// only press such a chain harder, which makes its problem singular up to the hand's
+/// inverse mass). A chain is left free, for the solvers, where locking it would freeze an
+/// edge beyond `tolerance`: one of its particles has an edge to the moving pin (which would
+/// drag it), or an edge longer or shorter than `tolerance` allows to a particle that is
+/// static once the chains are locked (no solver could shorten it).
+pub fn taut_chain_particles(
+    cloth: &Cloth,
+    moving_pin: Option<usize>,
+    tolerance: f64,
+) -> Vec<(usize, DVec3)> {
     let t = &cloth.topology;
     let (w, h) = (t.width, t.height);
     let p = &cloth.particles;
@@ -48,12 +60,14 @@ pub fn taut_chain_particles(cloth: &Cloth, exclude: Option<usize>) -> Vec<(usize
             down[a] = t.rest[e];
         }
     }
-    let mut out = Vec::new();
+    // Each chain's particles with their places on the straight chain, evenly spaced by
+    // rest length: the exact solution.
+    let mut chains: Vec<Vec<(usize, DVec3)>> = Vec::new();
     let mut scan = |line: &mut dyn Iterator<Item = usize>, rest: &[f64]| {
         let line: Vec<usize> = line.collect();
         let mut from: Option<usize> = None; // position in `line` of the last pin
         for (k, &i) in line.iter().enumerate() {
-            if Some(i) == exclude {
+            if Some(i) == moving_pin {
                 from = None;
                 continue;
             }
@@ -68,10 +82,11 @@ pub fn taut_chain_particles(cloth: &Cloth, exclude: Option<usize>) -> Vec<(usize
                 let (a, b) = (p.x[line[f]], p.x[i]);
                 if total.is_finite() && total > 0.0 && a.distance(b) >= total * (1.0 - TAUT_SLACK) {
                     let mut along = 0.0;
-                    for (j, &q) in line[f + 1..k].iter().enumerate() {
+                    let chain = line[f + 1..k].iter().enumerate().map(|(j, &q)| {
                         along += lengths[j];
-                        out.push((q, a.lerp(b, along / total)));
-                    }
+                        (q, a.lerp(b, along / total))
+                    });
+                    chains.push(chain.collect());
                 }
             }
             from = Some(k);
@@ -83,8 +98,49 @@ pub fn taut_chain_particles(cloth: &Cloth, exclude: Option<usize>) -> Vec<(usize
     for c in 0..w {
         scan(&mut (c..w * h).step_by(w), &down);
     }
-    out.sort_by_key(|&(i, _)| i);
-    out.dedup_by_key(|&mut (i, _)| i);
+    // Every candidate counts as static for the edge test (conservative: a chain left free
+    // only frees edges). A particle on a row and a column chain takes its row's place.
+    let mut at: Vec<Option<DVec3>> = vec![None; p.len()];
+    for &(q, place) in chains.iter().flatten().rev() {
+        at[q] = Some(place);
+    }
+    let limit = tolerance * (1.0 + 1e-9);
+    // Particles of chains that cannot be locked with the places in `at`.
+    let refused = |at: &[Option<DVec3>]| {
+        let mut refused = vec![false; p.len()];
+        let pos = |i: usize| at[i].unwrap_or(p.x[i]);
+        let fixed = |i: usize| at[i].is_some() || p.pinned[i];
+        for (e, &[a, b]) in t.edges.iter().enumerate() {
+            let (a, b) = (a as usize, b as usize);
+            if at[a].is_none() && at[b].is_none() {
+                continue;
+            }
+            let drags = Some(a) == moving_pin || Some(b) == moving_pin;
+            let strain = (pos(a).distance(pos(b)) - t.rest[e]).abs() / t.rest[e];
+            if drags || (fixed(a) && fixed(b) && !(strain <= limit)) {
+                refused[a] |= at[a].is_some();
+                refused[b] |= at[b].is_some();
+            }
+        }
+        refused
+    };
+    // Straight where that keeps every frozen edge within the tolerance, else where the
+    // solve left them, else free.
+    let first = refused(&at);
+    for c in &chains {
+        if c.iter().any(|&(q, _)| first[q]) {
+            c.iter().for_each(|&(q, _)| at[q] = Some(p.x[q]));
+        }
+    }
+    let second = refused(&at);
+    let mut out: Vec<(usize, DVec3)> = chains
+        .iter()
+        .filter(|c| c.iter().all(|&(q, _)| !second[q]))
+        .flatten()
+        .map(|&(q, _)| (q, at[q].expect("a chain's particle has a place")))
+        .collect();
+    out.sort_by_key(|&(q, _)| q);
+    out.dedup_by_key(|&mut (q, _)| q);
     out
 }
 
@@ -100,31 +156,43 @@ mod tests {
         spec.build(SimParams::default()).unwrap().cloth
     }
 
+    const TOL: f64 = 1e-4;
+
     #[test]
     fn the_paper_scenes_far_edge_is_one_taut_chain() {
         let c = scene(10, PinSpec::Corners, 0.0);
-        let chain = taut_chain_particles(&c, None);
+        let chain = taut_chain_particles(&c, None, TOL);
         let ids: Vec<usize> = chain.iter().map(|&(i, _)| i).collect();
         assert_eq!(ids, (1..9).collect::<Vec<_>>());
         // Already straight and evenly spaced: locking moves nothing.
         for &(i, at) in &chain {
             assert!(at.distance(c.particles.x[i]) < 1e-15, "particle {i} moved");
         }
+        // A held particle that is not pinned is locked with its chain.
+        let mut held = c.clone();
+        held.hold(4, 1e-6);
+        assert_eq!(taut_chain_particles(&held, None, TOL).len(), 8);
     }
 
     #[test]
-    fn slack_a_held_particle_or_adjacent_pins_leave_no_chain() {
-        assert!(taut_chain_particles(&scene(10, PinSpec::Corners, 0.05), None).is_empty());
-        assert!(taut_chain_particles(&scene(10, PinSpec::Corners, 0.0), Some(4)).is_empty());
-        assert!(taut_chain_particles(&scene(10, PinSpec::TopEdge, 0.0), None).is_empty());
-        assert!(taut_chain_particles(&scene(10, PinSpec::None, 0.0), None).is_empty());
+    fn slack_a_moving_pin_or_adjacent_pins_leave_no_chain() {
+        let none = |c: &Cloth, pin| taut_chain_particles(c, pin, TOL).is_empty();
+        assert!(none(&scene(10, PinSpec::Corners, 0.05), None));
+        assert!(none(&scene(10, PinSpec::Corners, 0.0), Some(9)));
+        assert!(none(&scene(10, PinSpec::TopEdge, 0.0), None));
+        assert!(none(&scene(10, PinSpec::None, 0.0), None));
+        // A pin the hand moves next to a chain would drag a static particle.
+        let mut c = scene(10, PinSpec::Corners, 0.0);
+        c.set_pinned(14, true).unwrap();
+        assert_eq!(taut_chain_particles(&c, None, TOL).len(), 8);
+        assert!(none(&c, Some(14)));
     }
 
     #[test]
     fn columns_and_sagging_chains() {
         // Both ends of the left column pinned: its inside is a chain.
         let mut c = scene(6, PinSpec::Indices(vec![0, 30]), 0.0);
-        let ids: Vec<usize> = taut_chain_particles(&c, None)
+        let ids: Vec<usize> = taut_chain_particles(&c, None, TOL)
             .iter()
             .map(|&(i, _)| i)
             .collect();
@@ -132,16 +200,41 @@ mod tests {
         // Pull one pin inward by a hair more than round-off: the chain can sag, so it is
         // no longer taut.
         c.particles.x[30].z -= 1e-9;
-        assert!(taut_chain_particles(&c, None).is_empty());
+        assert!(taut_chain_particles(&c, None, TOL).is_empty());
         // Pulled apart (stretched), it is taut, and its particles go to even spacing on
         // the straight line between the pins.
-        c.particles.x[30].z += 2e-6;
-        let chain = taut_chain_particles(&c, None);
+        let l = c.topology.longest_rest();
+        c.particles.x[30].z += 2.0 * TOL * l;
+        let chain = taut_chain_particles(&c, None, TOL);
         assert_eq!(chain.len(), 4);
         let (a, b) = (c.particles.x[0], c.particles.x[30]);
         for (k, &(_, at)) in chain.iter().enumerate() {
             let want = a.lerp(b, (k + 1) as f64 / 5.0);
             assert!(at.distance(want) < 1e-15);
         }
+        // Stretched beyond the tolerance even when evenly spread, locking would freeze
+        // stretched edges: it is left to the solvers.
+        c.particles.x[30].z += 5.0 * TOL * l;
+        assert!(taut_chain_particles(&c, None, TOL).is_empty());
+    }
+
+    #[test]
+    fn a_chain_is_left_free_where_it_would_freeze_an_edge_to_another_pin() {
+        // The far edge, bent within the tolerance by a drag, is taut; a particle of the
+        // second row is pinned where the bent edge left it. Snapping the edge straight
+        // would stretch that particle's edge to it beyond the tolerance for good, so the
+        // edge is locked where it is.
+        let mut c = scene(10, PinSpec::Corners, 0.0);
+        let l = c.topology.longest_rest();
+        let down = (c.particles.x[14] - c.particles.x[4]).normalize() * (3.0 * TOL * l);
+        c.particles.x[4] += down;
+        c.particles.x[14] += down;
+        c.set_pinned(14, true).unwrap();
+        let chain = taut_chain_particles(&c, None, TOL);
+        assert_eq!(chain.len(), 8);
+        assert!(chain.iter().all(|&(i, at)| at == c.particles.x[i]));
+        // Where the solve left it is beyond the tolerance too: the edge stays free.
+        c.particles.x[14] += down;
+        assert!(taut_chain_particles(&c, None, TOL).is_empty());
     }
 }

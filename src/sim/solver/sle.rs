@@ -161,15 +161,27 @@ impl SleSolver {
         }
     }
 
-    /// Solve A λ = rhs with the current factor; returns the relative residual.
+    /// Solve A λ = rhs with the current factor; returns the relative residual. A factor
+    /// can pass Cholesky and still be numerically singular — a chain pulled straight
+    /// between two static or near-static ends (a pin and the heavy hand) has more
+    /// constraints along its line than free coordinates — and its λ overflow; applied,
+    /// even a pinned particle's velocity would become 0·∞ = NaN. Such a solve leaves
+    /// λ = 0 (nothing applied) and returns an infinite residual.
     fn solve(&mut self) -> f64 {
         self.lambda.clone_from(&self.rhs);
         if let Some(f) = &mut self.factor {
             f.solve_in_place(&mut self.lambda);
         }
-        self.pattern
+        let res = self
+            .pattern
             .lower
-            .relative_residual(&self.values, &self.lambda, &self.rhs)
+            .relative_residual(&self.values, &self.lambda, &self.rhs);
+        if res.is_finite() && self.lambda.iter().all(|l| l.is_finite()) {
+            res
+        } else {
+            self.lambda.iter_mut().for_each(|l| *l = 0.0);
+            f64::INFINITY
+        }
     }
 
     /// Unit directions of every row from the preview; `false` if one has zero length.
@@ -218,7 +230,8 @@ impl SleSolver {
     /// velocity up to round-off. For a solver that has no constraint-space factor of its
     /// own (Newton): on a tensioned hanging cloth strips sweeps crawl here (measured in
     /// docs/numerics.md, "Newton's velocity pass"). `false` (nothing changed) if a
-    /// constraint has collapsed or A is not positive definite.
+    /// constraint has collapsed, A is not positive definite, or the solve is no better
+    /// than none (relative residual ≥ 1, or overflowed: [`SleSolver::solve`]).
     pub(crate) fn velocity_exact(&mut self, cloth: &mut Cloth) -> bool {
         self.ensure_pattern(cloth);
         let t = &cloth.topology;
@@ -237,10 +250,10 @@ impl SleSolver {
         }
         self.damping = 0.0;
         self.assemble(cloth);
-        if !self.factorize() {
+        // A solve no better than λ = 0 (or one that overflowed) is not applied.
+        if !self.factorize() || self.solve() >= 1.0 {
             return false;
         }
-        self.solve();
         self.apply(cloth, 1.0);
         true
     }

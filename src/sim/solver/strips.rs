@@ -252,7 +252,16 @@ fn thomas(links: &[StripLink], sc: &mut ChainScratch) -> bool {
         }
     }
     thomas_back(sc, carry.x);
-    true
+    solved(sc)
+}
+
+/// Whether a chain's impulses are finite. A pivot that passes the test of [`thomas_row`]
+/// can still be tiny against the rest of its row — a chain pulled straight between a pin
+/// and the heavy hand is singular up to the hand's 10⁻⁴-fold inverse mass — and its
+/// impulses overflow; applied, they would make even a pinned end's velocity 0·∞ = NaN.
+/// Such a chain is left alone this sweep, as a singular one is.
+fn solved(sc: &ChainScratch) -> bool {
+    sc.rhs.iter().all(|x| x.is_finite())
 }
 
 /// [`thomas`] on two prepared chains of equal length, row by row side by side.
@@ -275,7 +284,7 @@ fn thomas_pair(links: [&[StripLink]; 2], sc: [&mut ChainScratch; 2]) -> (bool, b
     if ok1 {
         thomas_back(s1, c1.x);
     }
-    (ok0, ok1)
+    (ok0 && solved(s0), ok1 && solved(s1))
 }
 
 /// The velocity changes M⁻¹ Jᵀ λ of a solved chain into `sc.out`.
