@@ -62,6 +62,11 @@ pub struct BenchArgs {
     /// every grid.
     #[arg(long, value_name = "I:X,Y,Z:T0:T1[:T2]", allow_hyphen_values = true)]
     pub drag: Vec<Drag>,
+    /// app only: the far drag set — every built-in drag pulled twice as far (at least 2 m
+    /// beyond what the pinned cloth can reach) and held there twice as long (grabbed at
+    /// T/8, at the target at 3T/8, let go at 7T/8: 2 s of 4). Not with --drag.
+    #[arg(long, conflicts_with = "drag")]
+    pub far: bool,
     /// app only: self-collision of the rows — `both` (each row with it and without,
     /// interleaved grid by grid), `on` or `off`.
     #[arg(long, default_value = "both", value_parser = ["both", "on", "off"])]
