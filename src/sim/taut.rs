@@ -117,7 +117,9 @@ pub fn taut_chain_particles(
             }
             let drags = Some(a) == moving_pin || Some(b) == moving_pin;
             let strain = (pos(a).distance(pos(b)) - t.rest[e]).abs() / t.rest[e];
-            if drags || (fixed(a) && fixed(b) && !(strain <= limit)) {
+            // A NaN strain (a collapsed edge) is not within the tolerance either.
+            let within = strain <= limit;
+            if drags || (fixed(a) && fixed(b) && !within) {
                 refused[a] |= at[a].is_some();
                 refused[b] |= at[b].is_some();
             }
