@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use glam::DVec3;
 
 use super::error::SimError;
+use super::kernels;
 
 /// Source of [`fresh_identity`]: every value is handed out once per process.
 static NEXT_IDENTITY: AtomicU64 = AtomicU64::new(1);
@@ -500,7 +501,7 @@ impl Cloth {
             .edges
             .iter()
             .zip(&self.topology.rest)
-            .map(move |(&[a, b], &l)| (x[a as usize].distance(x[b as usize]) - l).abs() / l)
+            .map(move |(&[a, b], &l)| kernels::strain(x[a as usize].distance(x[b as usize]), l))
     }
 
     /// (max, mean) relative strain over the structural constraints.

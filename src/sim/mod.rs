@@ -226,10 +226,9 @@ impl World {
     }
 
     /// Lock the particles of the cloth's taut chains (static, at rest, at the places
-    /// [`taut::taut_chain_particles`] gives) and
-    /// release those no longer in one; with `enabled` false, release all. A held particle
-    /// on a taut chain is locked with it ([`taut::taut_chain_particles`]); a held pin, which
-    /// the hand moves, ends no chain.
+    /// [`taut::taut_chain_particles`] gives) and release those no longer in one; with
+    /// `enabled` false, release all. A held particle on a taut chain is locked with it; a
+    /// held pin, which the hand moves, ends no chain.
     fn update_taut_chains(&mut self, enabled: bool) {
         let held = self.grab.map(|g| g.particle);
         let p = &self.cloth.particles;

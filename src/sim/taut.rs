@@ -18,6 +18,7 @@
 use glam::DVec3;
 
 use super::cloth::Cloth;
+use super::kernels;
 
 /// Relative shortfall of the distance between a chain's pinned ends below its total rest
 /// length up to which the chain counts as taut. Far below any tolerance a solver is given
@@ -29,11 +30,11 @@ pub const TAUT_SLACK: f64 = 1e-12;
 /// between two pinned particles, sorted by index, with the place the world holds each
 /// static for the step: on the straight chain, evenly spaced by rest length (the exact
 /// solution), or, where that would move an edge to another static particle beyond the
-/// tolerance, where the solve left it. `moving_pin` (a pinned particle the hand moves kinematically)
-/// ends no chain and a chain through it is not taut; a held particle that is not pinned is
-/// an ordinary particle here, locked with its chain when that is taut (the heavy hand can
-/// only press such a chain harder, which makes its problem singular up to the hand's
-/// inverse mass). A chain is left free, for the solvers, where locking it would freeze an
+/// tolerance, where the solve left it. `moving_pin` (a pinned particle the hand moves
+/// kinematically) ends no chain and a chain through it is not taut; a held particle that
+/// is not pinned is an ordinary particle here, locked with its chain when that is taut
+/// (the heavy hand can only press such a chain harder, which makes its problem singular
+/// up to the hand's inverse mass). A chain is left free, for the solvers, where locking it would freeze an
 /// edge beyond `tolerance`: one of its particles has an edge to the moving pin (which would
 /// drag it), or an edge longer or shorter than `tolerance` allows to a particle that is
 /// static once the chains are locked (no solver could shorten it).
@@ -116,7 +117,7 @@ pub fn taut_chain_particles(
                 continue;
             }
             let drags = Some(a) == moving_pin || Some(b) == moving_pin;
-            let strain = (pos(a).distance(pos(b)) - t.rest[e]).abs() / t.rest[e];
+            let strain = kernels::strain(pos(a).distance(pos(b)), t.rest[e]);
             // A NaN strain (a collapsed edge) is not within the tolerance either.
             let within = strain <= limit;
             if drags || (fixed(a) && fixed(b) && !within) {

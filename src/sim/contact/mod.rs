@@ -42,6 +42,7 @@ use std::collections::HashSet;
 use glam::DVec3;
 
 use super::cloth::Cloth;
+use super::kernels;
 use broad::{Aabb, HashGrid};
 use narrow::{PairKind, Swept};
 pub use set::{SelfRow, SelfRows};
@@ -394,7 +395,7 @@ impl SelfContact {
         let (edges, rest) = cloth_edges;
         let strain = |x: &[DVec3], e: usize| {
             let [a, b] = edges[e];
-            (x[a as usize].distance(x[b as usize]) - rest[e]).abs() / rest[e]
+            kernels::strain(x[a as usize].distance(x[b as usize]), rest[e])
         };
         let mut groups: Vec<Vec<u32>> = Vec::new();
         // Particles in a zone (of more than one particle) after the last round's moves.
