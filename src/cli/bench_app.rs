@@ -797,10 +797,6 @@ pub fn main(args: BenchArgs) -> ExitCode {
                 pb.set_message(name.clone());
             }
             let mut done = 0u64;
-            use crate::sim::solver::newton::dual as dx;
-            use std::sync::atomic::Ordering::Relaxed;
-            let before =
-                [&dx::PCG_ITERATIONS, &dx::PCG_SOLVES, &dx::PCG_FACTORS].map(|c| c.load(Relaxed));
             let m = measure(&run_args, args.budget_ms, &mut || {
                 done += 1;
                 if let Some(pb) = &pb {
@@ -811,14 +807,6 @@ pub fn main(args: BenchArgs) -> ExitCode {
             if let Some(pb) = &pb {
                 pb.inc(frames - done);
             }
-            let after =
-                [&dx::PCG_ITERATIONS, &dx::PCG_SOLVES, &dx::PCG_FACTORS].map(|c| c.load(Relaxed));
-            eprintln!(
-                "DUAL {name}: pcg it/solve {:.1}, solves/frame {:.2}, dual factors/frame {:.2}",
-                (after[0] - before[0]) as f64 / (after[1] - before[1]).max(1) as f64,
-                (after[1] - before[1]) as f64 / m.frames_run.max(1) as f64,
-                (after[2] - before[2]) as f64 / m.frames_run.max(1) as f64,
-            );
             say(format!(
                 "{name}: {:.3} ms/frame (p95 {:.3})  {:.1} it/frame  strain {:.2e}  over tol \
                  {}/{} steps  held {}/{} frames  {}",

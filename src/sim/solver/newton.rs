@@ -100,8 +100,6 @@
 
 use glam::DVec3;
 
-pub mod dual;
-
 use super::strips::StripsSolver;
 use super::{Solver, SolverKind, StepCtx, StepMark, iterative};
 use crate::sim::cloth::{CacheKey, Cloth};
@@ -366,8 +364,6 @@ pub struct NewtonSolver {
     polish: StripsSolver,
     /// Self-contact alternations of the pass in progress (`NewtonSolver::self_round`).
     self_rounds: u32,
-    /// Experiment: PCG with the dual factor.
-    dual: dual::Dual,
 }
 
 impl NewtonSolver {
@@ -907,7 +903,6 @@ impl Solver for NewtonSolver {
         // Whether a Newton step has been kept, whether this pass has factorised, and whether
         // the last step kept was a lagged one with last time step's factor.
         let (mut kept, mut fresh, mut last_stale) = (false, false, false);
-        let dual_eta = dual::tolerance();
         while let Some(w) = worst {
             // At least one Newton step, even when the predictor alone met the tolerance: it
             // brings the multipliers up to date, and a step that skipped it left the next
@@ -927,9 +922,6 @@ impl Solver for NewtonSolver {
                 // Converged but for a lagged step's imbalance: a fresh Newton step.
                 refactor = true;
             }
-            if dual_eta.is_some() {
-                refactor = true;
-            }
             let lagged = !refactor && self.dirs0.len() == nrows && self.sides_factored();
             if lagged {
                 // The last factor, applied to the KKT residual at this iterate (see the
@@ -942,34 +934,6 @@ impl Solver for NewtonSolver {
                 self.dirs0.clone_from(&self.dirs);
                 self.sides.iter_mut().for_each(|r| r.n0 = r.n);
                 self.assemble(ctx.cloth, ctx.gliders);
-                if dual_eta.is_some() {
-                    if solves == 0 || dual::refresh_every_step() {
-                        factorizations += 1;
-                        let mut d = std::mem::take(&mut self.dual);
-                        let good = d.refresh(self, ctx.cloth, ctx.gliders);
-                        self.dual = d;
-                        if !good {
-                            ok = false;
-                            break;
-                        }
-                    }
-                    self.gradient(ctx.cloth);
-                    let mut d = std::mem::take(&mut self.dual);
-                    d.solve(
-                        self,
-                        ctx.cloth,
-                        dual_eta.unwrap_or(1e-1) * tol * ctx.cloth.topology.shortest_rest(),
-                    );
-                    self.dual = d;
-                    self.factored_sides = None;
-                    fresh = true;
-                    self.take_step(ctx.cloth, ctx.gliders);
-                    solves += 1;
-                    worst = self.measure_all(ctx.cloth, &surfaces, shortest);
-                    kept = true;
-                    last_stale = false;
-                    continue;
-                }
                 factorizations += 1;
                 // `factor` is Some here: a failed symbolic analysis returned above.
                 let Some(f) = self.factor.as_mut() else { break };
