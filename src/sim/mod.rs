@@ -57,6 +57,9 @@ pub struct World {
     grab_goal: Option<DVec3>,
     /// Inverse mass of the hand, set when a grab starts ([`grab::HAND_MASS_RATIO`]).
     hand_inv_mass: f64,
+    /// Whether the held particle ended the last step in self-contact (a row or a fail-safe
+    /// zone holds it): the hand then moves it by at most [`grab::CONTACT_TRAVEL`] per step.
+    hand_in_contact: bool,
     gliders: Vec<Glider>,
     accel: Vec<DVec3>,
     scratch: Vec<DVec3>,
@@ -151,6 +154,7 @@ impl World {
             reach: Reach::default(),
             grab_goal: None,
             hand_inv_mass: 0.0,
+            hand_in_contact: false,
             gliders: Vec::new(),
             accel: Vec::new(),
             scratch: Vec::new(),
@@ -213,6 +217,7 @@ impl World {
     /// Let go of the held particle: its mass is restored (unless it is pinned) and it keeps
     /// its velocity, so a drag can fling the cloth.
     pub fn release_grab(&mut self) {
+        self.hand_in_contact = false;
         if let Some(g) = self.grab.take()
             && g.particle < self.cloth.len()
         {
@@ -447,7 +452,18 @@ impl World {
                     // which changed the set itself.
                     self.cloth.keep_held(i, self.hand_inv_mass);
                     let p = &mut self.cloth.particles;
-                    let goal = self.reach.project(&p.x, p.x[i], g.target);
+                    let mut goal = self.reach.project(&p.x, p.x[i], g.target);
+                    if self.hand_in_contact && self.params.self_collision {
+                        let cap =
+                            grab::CONTACT_TRAVEL * self.selfc.thickness(self.params.thickness);
+                        let d = goal - p.x[i];
+                        if d.length() > cap {
+                            goal = p.x[i] + d * (cap / d.length());
+                        } else {
+                            // Caught up with the target: the hand is free again.
+                            self.hand_in_contact = false;
+                        }
+                    }
                     self.grab_goal = Some(goal);
                     p.v[i] = (goal - p.x[i]) / h;
                 }
@@ -703,6 +719,10 @@ impl World {
             self.params.dt,
             self.params.tolerance,
         );
+        let touching = self
+            .grab
+            .is_some_and(|g| self.selfc.touches(g.particle as u32));
+        self.hand_in_contact |= touching;
         let stats = self.current.as_mut().expect("step in progress");
         stats.impact_zones = fs.zones;
         stats.zone_particles = fs.particles;

@@ -120,6 +120,8 @@ pub struct SelfContact {
     mean_edge: f64,
     /// Whether `candidates` (and the triangle grid) belong to this step.
     gathered: bool,
+    /// Particles in a zone of the last fail-safe.
+    zoned: Vec<bool>,
 }
 
 impl SelfContact {
@@ -160,6 +162,7 @@ impl SelfContact {
     /// Forget the rows (self-collision off).
     pub fn clear(&mut self) {
         self.rows.clear();
+        self.zoned.clear();
         self.keys.clear();
         self.crossings = 0;
         // Off, the cloth may tangle: the first step with it on again counts.
@@ -462,11 +465,18 @@ impl SelfContact {
             0
         };
         self.crossings = crossings;
+        self.zoned = in_zone;
         FailSafe {
             zones: groups.len() as u32,
             particles: groups.iter().map(|g| g.len() as u32).sum(),
             crossings: crossings as u32,
         }
+    }
+
+    /// Whether particle `i` is in a row of the step or in one of the fail-safe's zones.
+    pub fn touches(&self, i: u32) -> bool {
+        self.zoned.get(i as usize).copied().unwrap_or(false)
+            || self.rows.iter().any(|r| r.p.contains(&i))
     }
 
     /// Count the (edge, triangle) pairs of the surface that pass through each other at `x`
