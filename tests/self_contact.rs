@@ -193,10 +193,10 @@ fn a_50_by_50_drape_does_not_cross_itself() {
 /// down through it at 10 m/s: no crossing after any step, and the corner stays on its
 /// side of the sheet while the hand holds it below (the sheet is carried down instead).
 /// Newton's steps are ten times longer than strips' substeps (17 cm of the hand's travel
-/// each): once the corner touches, the hand moves it by at most `grab::CONTACT_TRAVEL`
-/// thicknesses a step, and the cloth is carried, not frozen — the fail-safe may hold most
-/// of it as one rigid zone in the step of first contact only (without the bound: every step
-/// of the push).
+/// each): once the fail-safe has stopped the corner, the hand moves it by at most
+/// `grab::CONTACT_TRAVEL` thicknesses a step, and the cloth is carried, not frozen — the
+/// fail-safe holds most of it as one rigid zone in the step of first contact only (without
+/// the bound: in every step of the push).
 #[test]
 fn a_corner_thrown_through_the_sheet_at_10_m_s_does_not_tunnel() {
     for solver in [SolverKind::Newton, SolverKind::Strips] {

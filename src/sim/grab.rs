@@ -30,6 +30,11 @@
 //!    cloth's weight h²·g/10⁴, 0.03 µm at h = 1/60 s; a drag that accelerates the cloth
 //!    pulls harder, measured up to 1.4 mm at h = 0.05 s with M = 100 × the cloth's mass).
 //!
+//! 3. **A hand the fail-safe stopped is slowed.** From the step in which the self-contact
+//!    fail-safe holds the held particle in a rigid zone until the hand has caught up with
+//!    its goal, the hand moves it by at most [`CONTACT_TRAVEL`] thicknesses a step, what the
+//!    step's linearised rows can resolve (docs/numerics.md, "Self-contact").
+//!
 //! Pinned particles stay static when grabbed: they follow the (projected) target
 //! kinematically, which is how a pin is moved.
 
@@ -48,15 +53,16 @@ use super::cloth::{CacheKey, Cloth};
 pub const HAND_MASS_RATIO: f64 = 1e4;
 
 /// Most the hand moves a held particle per step, in cloth thicknesses, from the step in
-/// which it is found in self-contact (a row or a fail-safe zone holds it) until it has
-/// caught up with its goal. Self-contact rows are linearised over the step and found by
+/// which the self-contact fail-safe holds it in a rigid zone until it has caught up with
+/// its goal. Self-contact rows are linearised over the step and found by
 /// continuous detection over its motion: a corner thrown at the sheet at 10 m/s (17 cm a
 /// Newton step at 1/60 s, 40 thicknesses) left them short, and the fail-safe held 382 of
 /// 400 particles as one rigid zone, pins included, in every step of the push — the cloth
 /// froze while the hand pushed. Measured on that scene (tests/self_contact.rs): 2, 4 and 8
 /// thicknesses a step carried the sheet down with no zone after the first contact step; 16
 /// froze it again in 5 of the 8 steps that followed. 8 lets the hand move 1.9 m/s at 60
-/// steps a second and the default 4 mm thickness.
+/// steps a second and the default 4 mm thickness. A row alone does not slow it: the fold's
+/// corner slides over the sheet in contact at full speed.
 pub const CONTACT_TRAVEL: f64 = 8.0;
 
 /// Relative shrink of the path lengths that bound the reach from outside. A goal on that

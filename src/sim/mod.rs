@@ -57,8 +57,9 @@ pub struct World {
     grab_goal: Option<DVec3>,
     /// Inverse mass of the hand, set when a grab starts ([`grab::HAND_MASS_RATIO`]).
     hand_inv_mass: f64,
-    /// Whether the held particle ended the last step in self-contact (a row or a fail-safe
-    /// zone holds it): the hand then moves it by at most [`grab::CONTACT_TRAVEL`] per step.
+    /// Whether the fail-safe has held the held particle in a zone since the hand last
+    /// caught up with its goal: the hand then moves it by at most [`grab::CONTACT_TRAVEL`]
+    /// thicknesses a step.
     hand_in_contact: bool,
     gliders: Vec<Glider>,
     accel: Vec<DVec3>,
@@ -719,10 +720,10 @@ impl World {
             self.params.dt,
             self.params.tolerance,
         );
-        let touching = self
+        let zoned = self
             .grab
-            .is_some_and(|g| self.selfc.touches(g.particle as u32));
-        self.hand_in_contact |= touching;
+            .is_some_and(|g| self.selfc.zoned(g.particle as u32));
+        self.hand_in_contact |= zoned;
         let stats = self.current.as_mut().expect("step in progress");
         stats.impact_zones = fs.zones;
         stats.zone_particles = fs.particles;

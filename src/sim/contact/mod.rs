@@ -473,10 +473,9 @@ impl SelfContact {
         }
     }
 
-    /// Whether particle `i` is in a row of the step or in one of the fail-safe's zones.
-    pub fn touches(&self, i: u32) -> bool {
+    /// Whether particle `i` was in one of the last fail-safe's zones.
+    pub fn zoned(&self, i: u32) -> bool {
         self.zoned.get(i as usize).copied().unwrap_or(false)
-            || self.rows.iter().any(|r| r.p.contains(&i))
     }
 
     /// Count the (edge, triangle) pairs of the surface that pass through each other at `x`
