@@ -60,7 +60,7 @@ pub struct World {
     /// Whether the fail-safe has held the held particle in a zone since the hand last
     /// caught up with its goal: the hand then moves it by at most [`grab::CONTACT_TRAVEL`]
     /// thicknesses a step.
-    hand_in_contact: bool,
+    hand_slowed: bool,
     gliders: Vec<Glider>,
     accel: Vec<DVec3>,
     scratch: Vec<DVec3>,
@@ -155,7 +155,7 @@ impl World {
             reach: Reach::default(),
             grab_goal: None,
             hand_inv_mass: 0.0,
-            hand_in_contact: false,
+            hand_slowed: false,
             gliders: Vec::new(),
             accel: Vec::new(),
             scratch: Vec::new(),
@@ -206,6 +206,13 @@ impl World {
         Ok(())
     }
 
+    /// Whether the hand is slowed to [`grab::CONTACT_TRAVEL`] thicknesses a step because the
+    /// self-contact fail-safe held its particle in a zone (until it catches up with its
+    /// goal).
+    pub fn hand_slowed(&self) -> bool {
+        self.grab.is_some() && self.hand_slowed && self.params.self_collision
+    }
+
     /// Move the held particle's target. Non-finite targets are ignored.
     pub fn set_grab_target(&mut self, target: DVec3) {
         if let Some(g) = &mut self.grab
@@ -218,7 +225,7 @@ impl World {
     /// Let go of the held particle: its mass is restored (unless it is pinned) and it keeps
     /// its velocity, so a drag can fling the cloth.
     pub fn release_grab(&mut self) {
-        self.hand_in_contact = false;
+        self.hand_slowed = false;
         if let Some(g) = self.grab.take()
             && g.particle < self.cloth.len()
         {
@@ -454,7 +461,7 @@ impl World {
                     self.cloth.keep_held(i, self.hand_inv_mass);
                     let p = &mut self.cloth.particles;
                     let mut goal = self.reach.project(&p.x, p.x[i], g.target);
-                    if self.hand_in_contact && self.params.self_collision {
+                    if self.hand_slowed && self.params.self_collision {
                         let cap =
                             grab::CONTACT_TRAVEL * self.selfc.thickness(self.params.thickness);
                         let d = goal - p.x[i];
@@ -462,7 +469,7 @@ impl World {
                             goal = p.x[i] + d * (cap / d.length());
                         } else {
                             // Caught up with the target: the hand is free again.
-                            self.hand_in_contact = false;
+                            self.hand_slowed = false;
                         }
                     }
                     self.grab_goal = Some(goal);
@@ -723,7 +730,7 @@ impl World {
         let zoned = self
             .grab
             .is_some_and(|g| self.selfc.zoned(g.particle as u32));
-        self.hand_in_contact |= zoned;
+        self.hand_slowed |= zoned;
         let stats = self.current.as_mut().expect("step in progress");
         stats.impact_zones = fs.zones;
         stats.zone_particles = fs.particles;

@@ -639,6 +639,16 @@ fn overlay(
                             h.len()
                         ),
                     );
+                    if state.world.hand_slowed() {
+                        ui.colored_label(
+                            WARN,
+                            format!(
+                                "hand slowed: the fail-safe stopped the held particle; it \
+                                 follows at most {} thicknesses a step until it catches up",
+                                crate::sim::grab::CONTACT_TRAVEL
+                            ),
+                        );
+                    }
                 } else {
                     ui.label("self-collision off");
                 }
