@@ -30,10 +30,11 @@
 //!    cloth's weight h²·g/10⁴, 0.03 µm at h = 1/60 s; a drag that accelerates the cloth
 //!    pulls harder, measured up to 1.4 mm at h = 0.05 s with M = 100 × the cloth's mass).
 //!
-//! 3. **A hand the fail-safe stopped is slowed.** From the step in which the self-contact
-//!    fail-safe holds the held particle in a rigid zone until the hand has caught up with
-//!    its goal, the hand moves it by at most [`CONTACT_TRAVEL`] thicknesses a step, what the
-//!    step's linearised rows can resolve (docs/numerics.md, "Self-contact").
+//! 3. **A hand in self-contact is slowed** to what a step's linearised self-contact rows
+//!    can resolve (docs/numerics.md, "Self-contact"): at most [`ROW_TRAVEL`] thicknesses a
+//!    step after a step in which the held particle had a row, and [`CONTACT_TRAVEL`] from
+//!    the step in which the fail-safe held it in a rigid zone until the hand has caught up
+//!    with its goal ([`crate::sim::World::hand_bound`]).
 //!
 //! Pinned particles stay static when grabbed: they follow the (projected) target
 //! kinematically, which is how a pin is moved.
@@ -61,9 +62,19 @@ pub const HAND_MASS_RATIO: f64 = 1e4;
 /// froze while the hand pushed. Measured on that scene (tests/self_contact.rs): 2, 4 and 8
 /// thicknesses a step carried the sheet down with no zone after the first contact step; 16
 /// froze it again in 5 of the 8 steps that followed. 8 lets the hand move 1.9 m/s at 60
-/// steps a second and the default 4 mm thickness. A row alone does not slow it: the fold's
-/// corner slides over the sheet in contact at full speed.
+/// steps a second and the default 4 mm thickness; a row alone bounds it by [`ROW_TRAVEL`].
 pub const CONTACT_TRAVEL: f64 = 8.0;
+
+/// Most the hand moves a held particle in the step after one in which it had a
+/// self-contact row, in cloth thicknesses: 2.9 m/s at 60 steps a second and the default
+/// 4 mm. A hand pulling a wadded drape off the ball at 4–5 m/s pressed its layers into rows
+/// and chains that fought for 25 Newton steps a frame. Measured (`bench app --far --only
+/// "newton 1e-4" --steps 120`, self-collision on, interleaved in one binary): drape 30×30
+/// 220 → 107 ms a frame (25.1 → 15.5 Newton steps), 50×50 1389 → 605; pile 30×30 82 → 73,
+/// 50×50 662 → 611; the fold, hanging and curtain unchanged. 8 slowed the fold's corner
+/// sliding over the sheet (10 → 42 ms at 30×30), 16 and 24 left the drape at 122–124 ms and
+/// made the pile dearer (83–103 ms).
+pub const ROW_TRAVEL: f64 = 12.0;
 
 /// Relative shrink of the path lengths that bound the reach from outside. A goal on that
 /// bound needs every edge of a path straight and taut — a bar net sheared flat, the

@@ -58,9 +58,11 @@ pub struct World {
     /// Inverse mass of the hand, set when a grab starts ([`grab::HAND_MASS_RATIO`]).
     hand_inv_mass: f64,
     /// Whether the fail-safe has held the held particle in a zone since the hand last
-    /// caught up with its goal: the hand then moves it by at most [`grab::CONTACT_TRAVEL`]
-    /// thicknesses a step.
+    /// caught up with its goal ([`World::hand_bound`]).
     hand_slowed: bool,
+    /// Whether the held particle had a self-contact row in the last step
+    /// ([`World::hand_bound`]).
+    hand_rows: bool,
     gliders: Vec<Glider>,
     accel: Vec<DVec3>,
     scratch: Vec<DVec3>,
@@ -156,6 +158,7 @@ impl World {
             grab_goal: None,
             hand_inv_mass: 0.0,
             hand_slowed: false,
+            hand_rows: false,
             gliders: Vec::new(),
             accel: Vec::new(),
             scratch: Vec::new(),
@@ -206,11 +209,21 @@ impl World {
         Ok(())
     }
 
-    /// Whether the hand is slowed to [`grab::CONTACT_TRAVEL`] thicknesses a step because the
-    /// self-contact fail-safe held its particle in a zone (until it catches up with its
-    /// goal).
-    pub fn hand_slowed(&self) -> bool {
-        self.grab.is_some() && self.hand_slowed && self.params.self_collision
+    /// The most the hand moves its particle in the next step, in cloth thicknesses, if
+    /// self-contact bounds it: [`grab::CONTACT_TRAVEL`] from the step in which the
+    /// fail-safe held the particle in a zone until the hand has caught up with its goal,
+    /// else [`grab::ROW_TRAVEL`] after a step in which the particle had a self-contact row;
+    /// `None` when nothing holds the hand back.
+    pub fn hand_bound(&self) -> Option<f64> {
+        if self.grab.is_none() || !self.params.self_collision {
+            None
+        } else if self.hand_slowed {
+            Some(grab::CONTACT_TRAVEL)
+        } else if self.hand_rows {
+            Some(grab::ROW_TRAVEL)
+        } else {
+            None
+        }
     }
 
     /// Move the held particle's target. Non-finite targets are ignored.
@@ -226,6 +239,7 @@ impl World {
     /// its velocity, so a drag can fling the cloth.
     pub fn release_grab(&mut self) {
         self.hand_slowed = false;
+        self.hand_rows = false;
         if let Some(g) = self.grab.take()
             && g.particle < self.cloth.len()
         {
@@ -459,11 +473,11 @@ impl World {
                     // this only restores it after a pin or unpin of the held particle,
                     // which changed the set itself.
                     self.cloth.keep_held(i, self.hand_inv_mass);
+                    let bound = self.hand_bound();
                     let p = &mut self.cloth.particles;
                     let mut goal = self.reach.project(&p.x, p.x[i], g.target);
-                    if self.hand_slowed && self.params.self_collision {
-                        let cap =
-                            grab::CONTACT_TRAVEL * self.selfc.thickness(self.params.thickness);
+                    if let Some(travel) = bound {
+                        let cap = travel * self.selfc.thickness(self.params.thickness);
                         let d = goal - p.x[i];
                         if d.length() > cap {
                             goal = p.x[i] + d * (cap / d.length());
@@ -502,6 +516,9 @@ impl World {
                     self.detect_self_contacts();
                 } else {
                     self.selfc.clear();
+                    // Nothing of self-contact holds the hand back any more.
+                    self.hand_slowed = false;
+                    self.hand_rows = false;
                 }
                 self.ball_end = self.params.ball.map(|mut b| {
                     collision::advance_ball(
@@ -727,10 +744,9 @@ impl World {
             self.params.dt,
             self.params.tolerance,
         );
-        let zoned = self
-            .grab
-            .is_some_and(|g| self.selfc.zoned(g.particle as u32));
-        self.hand_slowed |= zoned;
+        let held = self.grab.map(|g| g.particle as u32);
+        self.hand_slowed |= held.is_some_and(|i| self.selfc.zoned(i));
+        self.hand_rows = held.is_some_and(|i| self.selfc.in_row(i));
         let stats = self.current.as_mut().expect("step in progress");
         stats.impact_zones = fs.zones;
         stats.zone_particles = fs.particles;

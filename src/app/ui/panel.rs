@@ -639,15 +639,11 @@ fn overlay(
                             h.len()
                         ),
                     );
-                    if state.world.hand_slowed() {
-                        ui.colored_label(
-                            WARN,
-                            format!(
-                                "hand slowed: the fail-safe stopped the held particle; it \
-                                 follows at most {} thicknesses a step until it catches up",
-                                crate::sim::grab::CONTACT_TRAVEL
-                            ),
-                        );
+                    if let Some(travel) = state.world.hand_bound() {
+                        ui.label(format!(
+                            "hand in self-contact: it moves at most {travel} thicknesses a \
+                             step"
+                        ));
                     }
                 } else {
                     ui.label("self-collision off");

@@ -473,6 +473,11 @@ impl SelfContact {
         }
     }
 
+    /// Whether particle `i` is in one of the step's rows.
+    pub fn in_row(&self, i: u32) -> bool {
+        self.rows.iter().any(|r| r.p.contains(&i))
+    }
+
     /// Whether particle `i` was in one of the last fail-safe's zones.
     pub fn zoned(&self, i: u32) -> bool {
         self.zoned.get(i as usize).copied().unwrap_or(false)
