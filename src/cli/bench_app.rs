@@ -156,7 +156,7 @@ pub const DRAG_TIMES: [f64; 3] = [0.25, 0.5, 0.875];
 
 /// When the far drags (`bench app --far`) act: grabbed at T/8, at the target at 3T/8, let
 /// go at 7T/8 — with 240 frames, 2 s held beyond reach instead of 1.5. Their offsets are
-/// twice the built-in ones ([`builtin_drag`]): the hanging cloth's hand goes ≈ 4.9 m from
+/// twice the built-in ones ([`scene_drag`]): the hanging cloth's hand goes ≈ 4.9 m from
 /// pins it can be at most 1.5 m from, the curtain's 3.9 m from the edge it hangs 1 m
 /// below, the flag's 5 m from a pole the cloth is 1 m wide from — each at least 2 m beyond
 /// reach, where the bench's own drag is 1–2 m beyond. The fold keeps its script.
@@ -178,12 +178,8 @@ pub const FAR_DRAG_TIMES: [f64; 3] = [0.125, 0.375, 0.875];
 /// - pile: the middle of the top row, lifted 2 m out of the heap it has fallen into;
 /// - fold: its own script's corner across the sheet ([`ScenePreset::script`]), at the
 ///   bench's times.
-pub fn builtin_drag(scene: ScenePreset, world: &World, frames: u64) -> Drag {
-    scene_drag(scene, world, frames, false)
-}
-
-/// The built-in drag of a scene ([`builtin_drag`]), or with `far` its far version
-/// ([`FAR_DRAG_TIMES`]).
+///
+/// With `far`, the far version of it ([`FAR_DRAG_TIMES`]).
 pub fn scene_drag(scene: ScenePreset, world: &World, frames: u64, far: bool) -> Drag {
     let (w, h) = (world.cloth.topology.width, world.cloth.topology.height);
     let x = &world.cloth.particles.x;

@@ -479,12 +479,11 @@ impl World {
                     if let Some(travel) = bound {
                         let cap = travel * self.selfc.thickness(self.params.thickness);
                         let d = goal - p.x[i];
-                        if d.length() > cap {
-                            goal = p.x[i] + d * (cap / d.length());
-                        } else {
+                        if d.length() <= cap {
                             // Caught up with the target: the hand is free again.
                             self.hand_slowed = false;
                         }
+                        goal = p.x[i] + d.clamp_length_max(cap);
                     }
                     self.grab_goal = Some(goal);
                     p.v[i] = (goal - p.x[i]) / h;

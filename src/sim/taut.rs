@@ -34,10 +34,10 @@ pub const TAUT_SLACK: f64 = 1e-12;
 /// kinematically) ends no chain and a chain through it is not taut; a held particle that
 /// is not pinned is an ordinary particle here, locked with its chain when that is taut
 /// (the heavy hand can only press such a chain harder, which makes its problem singular
-/// up to the hand's inverse mass). A chain is left free, for the solvers, where locking it would freeze an
-/// edge beyond `tolerance`: one of its particles has an edge to the moving pin (which would
-/// drag it), or an edge longer or shorter than `tolerance` allows to a particle that is
-/// static once the chains are locked (no solver could shorten it).
+/// up to the hand's inverse mass). A chain is left free, for the solvers, where locking it
+/// would freeze an edge beyond `tolerance`: one of its particles has an edge to the moving
+/// pin (which would drag it), or an edge longer or shorter than `tolerance` allows to a
+/// particle that is static once the chains are locked (no solver could shorten it).
 pub fn taut_chain_particles(
     cloth: &Cloth,
     moving_pin: Option<usize>,
