@@ -608,3 +608,28 @@ fn turned_on_over_a_tangled_cloth_it_steps_safely_and_reports_the_crossings() {
         "tangled after {frames} frames; up to {reported} crossings reported, moved {moved:.3} m"
     );
 }
+
+/// The gather's queries run on the pool's threads in chunks joined in order: the pile,
+/// folding onto itself, takes bit for bit the same path on one thread and on two.
+#[test]
+fn self_contact_is_the_same_on_one_thread_and_two() {
+    let run_with = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let (mut world, substeps) = app_scene(ScenePreset::Pile, 30, SolverKind::Newton);
+            let mut s = SolverKind::Newton.create();
+            let mut rows = 0;
+            for _ in 0..40 * substeps {
+                rows = rows.max(world.step(s.as_mut()).unwrap().self_contacts);
+            }
+            (world.cloth.particles.x.clone(), rows)
+        })
+    };
+    let (one, rows) = run_with(1);
+    let (two, _) = run_with(2);
+    assert!(rows > 1000, "the pile had only {rows} self-contact rows");
+    assert!(one == two, "1 and 2 threads differ");
+}

@@ -10,10 +10,14 @@
 //! tree degrades as a cloth crumples (boxes of far-apart siblings grow); measured in
 //! `bench app`, the whole detection is a small part of a step (docs/results.md).
 //!
-//! Each item is entered in every cell its box overlaps; a query visits the cells of its own
-//! box and stamps each item it reports, so an item met again in another cell is reported
-//! once. (Reporting only in the cell of the boxes' intersection's lower corner, which needs
-//! no stamps, spent a fifth of a gather in `floor`, measured with callgrind.)
+//! Each item is entered in every cell its box overlaps, with the lowest cell of its box; a
+//! query visits the cells of its own box and reports an item only in the cell where the two
+//! boxes' ranges of cells begin to overlap on every axis (integer compares of cells worked
+//! out when the item was entered), so an item met again in another cell is reported once
+//! and a query needs no scratch of its own: threads can query one grid at once. (Stamping
+//! each reported item instead, the first version, visited a per-query table at random;
+//! working that lowest cell out from the boxes' float corners spent a fifth of a gather in
+//! `floor`, measured with callgrind.)
 
 use glam::DVec3;
 
@@ -57,6 +61,14 @@ impl Aabb {
 
 type Cell = [i32; 3];
 
+/// An item entered in a cell, with the lowest cell of its box.
+#[derive(Debug, Clone, Copy, Default)]
+struct Entry {
+    cell: Cell,
+    lo: Cell,
+    item: u32,
+}
+
 /// A spatial hash over boxes, rebuilt every step ([`HashGrid::build`]).
 #[derive(Debug, Clone, Default)]
 pub struct HashGrid {
@@ -64,12 +76,9 @@ pub struct HashGrid {
     mask: usize,
     /// Bucket b holds `entries[start[b]..start[b + 1]]`.
     start: Vec<u32>,
-    entries: Vec<(Cell, u32)>,
+    entries: Vec<Entry>,
     boxes: Vec<Aabb>,
-    scratch: Vec<(usize, Cell, u32)>,
-    /// The query that last reported each item (dedupes within a query).
-    stamp: Vec<u32>,
-    query: u32,
+    scratch: Vec<(usize, Entry)>,
     /// log2 of the bucket count.
     bits: u32,
 }
@@ -124,7 +133,12 @@ impl HashGrid {
             for x in lo[0]..=hi[0] {
                 for y in lo[1]..=hi[1] {
                     for z in lo[2]..=hi[2] {
-                        self.scratch.push((0, [x, y, z], i as u32));
+                        let e = Entry {
+                            cell: [x, y, z],
+                            lo,
+                            item: i as u32,
+                        };
+                        self.scratch.push((0, e));
                     }
                 }
             }
@@ -135,20 +149,17 @@ impl HashGrid {
         self.start.clear();
         self.start.resize(buckets + 1, 0);
         for e in &mut self.scratch {
-            e.0 = hash(e.1, self.bits);
+            e.0 = hash(e.1.cell, self.bits);
             self.start[e.0 + 1] += 1;
         }
-        self.stamp.clear();
-        self.stamp.resize(self.boxes.len(), 0);
-        self.query = 0;
         for b in 0..buckets {
             self.start[b + 1] += self.start[b];
         }
         self.entries.clear();
-        self.entries.resize(self.scratch.len(), ([0; 3], 0));
+        self.entries.resize(self.scratch.len(), Entry::default());
         let mut fill: Vec<u32> = self.start[..buckets].to_vec();
-        for &(b, c, i) in &self.scratch {
-            self.entries[fill[b] as usize] = (c, i);
+        for &(b, e) in &self.scratch {
+            self.entries[fill[b] as usize] = e;
             fill[b] += 1;
         }
     }
@@ -158,15 +169,20 @@ impl HashGrid {
         &self.boxes[i as usize]
     }
 
+    /// Items in the grid.
+    pub fn len(&self) -> usize {
+        self.boxes.len()
+    }
+
+    /// Whether the grid holds no item.
+    pub fn is_empty(&self) -> bool {
+        self.boxes.is_empty()
+    }
+
     /// Call `f` once for every item whose box overlaps `query`.
-    pub fn query(&mut self, query: &Aabb, mut f: impl FnMut(u32)) {
+    pub fn query(&self, query: &Aabb, mut f: impl FnMut(u32)) {
         if self.boxes.is_empty() || !(query.min.is_finite() && query.max.is_finite()) {
             return;
-        }
-        self.query = self.query.wrapping_add(1);
-        if self.query == 0 {
-            self.stamp.iter_mut().for_each(|s| *s = 0);
-            self.query = 1;
         }
         let (lo, hi) = self.cells(query);
         for x in lo[0]..=hi[0] {
@@ -175,13 +191,14 @@ impl HashGrid {
                     let c = [x, y, z];
                     let b = hash(c, self.bits);
                     let range = self.start[b] as usize..self.start[b + 1] as usize;
-                    for &(ec, i) in &self.entries[range] {
-                        if ec != c || self.stamp[i as usize] == self.query {
+                    for e in &self.entries[range] {
+                        // Only in the first cell both boxes' cell ranges share.
+                        let first = [e.lo[0].max(lo[0]), e.lo[1].max(lo[1]), e.lo[2].max(lo[2])];
+                        if e.cell != c || first != c {
                             continue;
                         }
-                        if self.boxes[i as usize].overlaps(query) {
-                            self.stamp[i as usize] = self.query;
-                            f(i);
+                        if self.boxes[e.item as usize].overlaps(query) {
+                            f(e.item);
                         }
                     }
                 }

@@ -40,6 +40,7 @@ pub mod zones;
 use std::collections::HashSet;
 
 use glam::DVec3;
+use rayon::prelude::*;
 
 use super::cloth::Cloth;
 use super::kernels;
@@ -61,6 +62,9 @@ pub const CHECK_EVERY: u32 = 30;
 
 /// Zone merges the fail-safe tries before it moves the whole cloth as one zone.
 pub const MAX_ZONE_ROUNDS: u32 = 64;
+
+/// Items (triangles or edges) a thread of the gather queries at a time.
+const GATHER_CHUNK: usize = 256;
 
 /// What the fail-safe did in a step.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -221,8 +225,9 @@ impl SelfContact {
     }
 
     /// Candidate pairs whose swept bounds from the step's start to `x1` come within
-    /// `margin` of each other, leaving out pairs that share a particle, that are all
-    /// static, or that hold a tangled particle; with their distances at the start.
+    /// `margin` of each other and whose distance at the start, less their motion bound,
+    /// is within it too, leaving out pairs that share a particle, that are all static, or
+    /// that hold a tangled particle; with their distances at the start.
     fn gather(&mut self, x1: &[DVec3], inv_mass: &[f64], margin: f64) {
         self.gathered = true;
         self.margin = margin;
@@ -271,58 +276,98 @@ impl SelfContact {
         let tangled = &self.tangled;
         let static_all = |p: &[u32; 4]| p.iter().all(|&i| inv_mass[i as usize] == 0.0);
         let any_tangled = |p: &[u32; 4]| p.iter().any(|&i| tangled[i as usize]);
-        for (t, tri) in s.triangles.iter().enumerate() {
-            let q = merge(merge(swept(tri[0]), swept(tri[1])), swept(tri[2])).inflate(inflate);
-            let grid = &mut self.vert_grid;
-            let out = &mut self.candidates;
-            grid.query(&q, |v| {
-                if surface::vertex_in_triangle(v, *tri) {
-                    return;
-                }
-                let p = [v, tri[0], tri[1], tri[2]];
-                if static_all(&p) || any_tangled(&p) {
-                    return;
-                }
-                let x: [DVec3; 4] = p.map(|i| x0[i as usize]);
-                out.push(Candidate {
-                    kind: PairKind::VertexTriangle,
-                    p,
-                    key: (u64::from(v) << 32) | t as u64,
-                    d0: narrow::pair_distance(PairKind::VertexTriangle, &x),
-                    rowed: false,
-                });
+        // The pair's distance at the start, if its motion to `x1` may bring it within the
+        // margin: it moves by at most its motion bound relative to its first point, so a
+        // pair that stays beyond the margin on the way to `x1` stays beyond `reach` on any
+        // motion `covers` accepts — the same argument as for the boxes.
+        let within = |kind: PairKind, p: &[u32; 4]| {
+            if static_all(p) || any_tangled(p) {
+                return None;
+            }
+            let x: [DVec3; 4] = p.map(|i| x0[i as usize]);
+            let bound = kind.motion_bound(|k| {
+                let i = p[k] as usize;
+                x1[i] - x0[i]
             });
+            let d0 = narrow::pair_distance(kind, &x);
+            (d0 - bound <= margin).then_some(d0)
+        };
+        // The queries run on the pool's threads in chunks of items; the chunks' candidates are joined in item order, so the list (and every
+        // row made from it) is the same on any number of threads.
+        let grid = &self.vert_grid;
+        let chunks: Vec<Vec<Candidate>> = s
+            .triangles
+            .par_chunks(GATHER_CHUNK)
+            .enumerate()
+            .map(|(c, tris)| {
+                let mut out = Vec::new();
+                for (k, tri) in tris.iter().enumerate() {
+                    let t = c * GATHER_CHUNK + k;
+                    let q =
+                        merge(merge(swept(tri[0]), swept(tri[1])), swept(tri[2])).inflate(inflate);
+                    grid.query(&q, |v| {
+                        if surface::vertex_in_triangle(v, *tri) {
+                            return;
+                        }
+                        let p = [v, tri[0], tri[1], tri[2]];
+                        let kind = PairKind::VertexTriangle;
+                        if let Some(d0) = within(kind, &p) {
+                            out.push(Candidate {
+                                kind,
+                                p,
+                                key: (u64::from(v) << 32) | t as u64,
+                                d0,
+                                rowed: false,
+                            });
+                        }
+                    });
+                }
+                out
+            })
+            .collect();
+        for c in chunks {
+            self.candidates.extend(c);
         }
         let edge_boxes = s
             .edges
             .iter()
             .map(|e| merge(swept(e[0]), swept(e[1])).inflate(inflate));
         self.edge_grid.build(edge_boxes, cell);
-        for (i, e) in s.edges.iter().enumerate() {
-            let q = *self.edge_grid.item(i as u32);
-            let grid = &mut self.edge_grid;
-            let out = &mut self.candidates;
-            grid.query(&q, |j| {
-                if (j as usize) <= i {
-                    return;
+        let grid = &self.edge_grid;
+        let chunks: Vec<Vec<Candidate>> = s
+            .edges
+            .par_chunks(GATHER_CHUNK)
+            .enumerate()
+            .map(|(c, edges)| {
+                let mut out = Vec::new();
+                for (k, e) in edges.iter().enumerate() {
+                    let i = c * GATHER_CHUNK + k;
+                    grid.query(grid.item(i as u32), |j| {
+                        if (j as usize) <= i {
+                            return;
+                        }
+                        let f = s.edges[j as usize];
+                        if surface::edges_share(*e, f) {
+                            return;
+                        }
+                        let p = [e[0], e[1], f[0], f[1]];
+                        let kind = PairKind::EdgeEdge;
+                        if let Some(d0) = within(kind, &p) {
+                            out.push(Candidate {
+                                kind,
+                                p,
+                                key: (1 << 63) | ((i as u64) << 32) | u64::from(j),
+                                d0,
+                                rowed: false,
+                            });
+                        }
+                    });
                 }
-                let f = s.edges[j as usize];
-                if surface::edges_share(*e, f) {
-                    return;
-                }
-                let p = [e[0], e[1], f[0], f[1]];
-                if static_all(&p) || any_tangled(&p) {
-                    return;
-                }
-                let x: [DVec3; 4] = p.map(|i| x0[i as usize]);
-                out.push(Candidate {
-                    kind: PairKind::EdgeEdge,
-                    p,
-                    key: (1 << 63) | ((i as u64) << 32) | u64::from(j),
-                    d0: narrow::pair_distance(PairKind::EdgeEdge, &x),
-                    rowed: false,
-                });
-            });
+                out
+            })
+            .collect();
+        for c in chunks {
+            self.candidates.extend(c);
         }
     }
 
