@@ -678,7 +678,10 @@ fn a_sheet_falling_flat_onto_a_layer_of_itself_does_not_tunnel() {
         let x = &world.cloth.particles.x;
         for (e, &[a, b]) in t.edges.iter().enumerate() {
             let len = x[a as usize].distance(x[b as usize]);
-            assert!((len - t.rest[e]).abs() < 1e-12, "edge {e} off its rest length");
+            assert!(
+                (len - t.rest[e]).abs() < 1e-12,
+                "edge {e} off its rest length"
+            );
         }
         assert_eq!(crossings(&world), 0);
         let mut sv = solver.create();
