@@ -39,7 +39,7 @@ pub mod zones;
 
 use std::collections::HashSet;
 
-use glam::{DMat3, DQuat, DVec3};
+use glam::DVec3;
 use rayon::prelude::*;
 
 use super::cloth::Cloth;
@@ -126,9 +126,6 @@ pub struct SelfContact {
     gathered: bool,
     /// Particles in a zone of the last fail-safe.
     zoned: Vec<bool>,
-    /// The rotation last fitted from the candidates' reference to the positions they are
-    /// asked to cover (the next fit's start).
-    turn: DQuat,
 }
 
 impl SelfContact {
@@ -189,23 +186,13 @@ impl SelfContact {
 
     /// Whether the candidates gathered this step hold every pair that comes within
     /// `reach` on the way from the start to `x`: `x` strays from the positions they were
-    /// gathered for by δ, and reach + 2δ fits in their margin. δ is taken after a motion
-    /// of the whole cloth — the mean displacement, or a rigid motion fitted to it
-    /// ([`rigid_stray`]), whichever leaves less.
-    fn covers(&mut self, x: &[DVec3], reach: f64) -> bool {
+    /// gathered for by δ, and reach + 2δ fits in their margin.
+    fn covers(&self, x: &[DVec3], reach: f64) -> bool {
         if !self.gathered || x.len() != self.reference.len() {
             return false;
         }
-        let shifted = stray(&self.x0, &self.reference0).max(stray(x, &self.reference));
-        if reach + 2.0 * shifted <= self.margin {
-            return true;
-        }
-        let turned = rigid_stray(
-            [&self.x0, x],
-            [&self.reference0, &self.reference],
-            &mut self.turn,
-        );
-        reach + 2.0 * turned <= self.margin
+        reach + 2.0 * (stray(&self.x0, &self.reference0).max(stray(x, &self.reference)))
+            <= self.margin
     }
 
     /// Make the candidates cover the motion from the step's start to `x1` with `reach`:
@@ -225,7 +212,7 @@ impl SelfContact {
             }
             return;
         }
-        let spare = std::env::var("IC_SPARE").ok().and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.25) * self.mean_edge;
+        let spare = 0.25 * self.mean_edge;
         self.gather(x1, inv_mass, 2.0 * reach.max(self.thickness_hint) + spare);
         self.stale = false;
         // Gathered again within a step: the pairs that have rows keep them.
@@ -243,7 +230,6 @@ impl SelfContact {
     /// that hold a tangled particle; with their distances at the start.
     fn gather(&mut self, x1: &[DVec3], inv_mass: &[f64], margin: f64) {
         self.gathered = true;
-        self.turn = DQuat::IDENTITY;
         self.margin = margin;
         self.reference.clear();
         self.reference.extend_from_slice(x1);
@@ -613,72 +599,6 @@ fn stray(x: &[DVec3], reference: &[DVec3]) -> f64 {
         .fold(0.0, f64::max)
         .sqrt()
 }
-
-/// How far the motion from `x[0]` to `x[1]` strays from the reference motion `r[0]` to
-/// `r[1]` once one rotation R and a translation for each end are taken out:
-/// max over particles and ends of |xₖ − x̄ₖ − R (rₖ − r̄ₖ)|.
-///
-/// Why one rotation for both ends: the positions moving linearly between R r₀ + c₀ and
-/// R r₁ + c₁ are R times the reference's at every moment plus a translation, a rigid image
-/// of it, so they keep every pair distance the reference motion had; the cloth's own
-/// positions are within the stray of them at every moment (each is a linear interpolation
-/// of two points within it). A swinging or tumbling cloth — which the mean displacement
-/// alone does not take out, so that it strayed from its candidates every step — keeps them
-/// while it only turns. R is fitted to both ends' covariance by Müller et al.'s iteration
-/// ("A robust method to extract the rotational part of deformations", 2016), started from
-/// `turn` (the last fit), which it updates; any R would do for the bound, a good one
-/// makes it small.
-fn rigid_stray(x: [&[DVec3]; 2], r: [&[DVec3]; 2], turn: &mut DQuat) -> f64 {
-    let n = x[0].len();
-    if n == 0 || x.iter().chain(&r).any(|v| v.len() != n) {
-        return f64::INFINITY;
-    }
-    let mean = |v: &[DVec3]| v.iter().sum::<DVec3>() / n as f64;
-    let (cx, cr) = ([mean(x[0]), mean(x[1])], [mean(r[0]), mean(r[1])]);
-    // A = Σ (x − x̄)(r − r̄)ᵀ over both ends.
-    let mut a = DMat3::ZERO;
-    for k in 0..2 {
-        for (p, q) in x[k].iter().zip(r[k]) {
-            let (p, q) = (*p - cx[k], *q - cr[k]);
-            a += DMat3::from_cols(p * q.x, p * q.y, p * q.z);
-        }
-    }
-    let mut q = *turn;
-    for _ in 0..MAX_FIT_ITERATIONS {
-        let rot = DMat3::from_quat(q);
-        let cols = [
-            (rot.x_axis, a.x_axis),
-            (rot.y_axis, a.y_axis),
-            (rot.z_axis, a.z_axis),
-        ];
-        let torque: DVec3 = cols.iter().map(|(u, v)| u.cross(*v)).sum();
-        let along: f64 = cols.iter().map(|(u, v)| u.dot(*v)).sum();
-        let omega = torque
-            / (along.abs()
-                + 1e-12 * (1.0 + a.to_cols_array().iter().map(|e| e.abs()).sum::<f64>()));
-        let w = omega.length();
-        if !(w > 1e-12) {
-            break;
-        }
-        q = (DQuat::from_axis_angle(omega / w, w) * q).normalize();
-    }
-    if !q.is_finite() {
-        q = DQuat::IDENTITY;
-    }
-    *turn = q;
-    let rot = DMat3::from_quat(q);
-    let mut worst = 0.0f64;
-    for k in 0..2 {
-        for (p, q) in x[k].iter().zip(r[k]) {
-            worst = worst.max((*p - cx[k] - rot * (*q - cr[k])).length_squared());
-        }
-    }
-    worst.sqrt()
-}
-
-/// Iterations of the rotation fit in [`rigid_stray`] (each a few dozen flops; it starts
-/// from the last fit, so one or two usually do).
-const MAX_FIT_ITERATIONS: usize = 8;
 
 /// The row of a pair found at time `t` of its swept motion `s`: the closest points of the
 /// two features at the step's start and the direction between them (Bridson et al. 2002's
