@@ -171,16 +171,6 @@ impl HashGrid {
         &self.boxes[i as usize]
     }
 
-    /// Items in the grid.
-    pub fn len(&self) -> usize {
-        self.boxes.len()
-    }
-
-    /// Whether the grid holds no item.
-    pub fn is_empty(&self) -> bool {
-        self.boxes.is_empty()
-    }
-
     /// Call `f` once for every item whose box overlaps `query`.
     pub fn query(&self, query: &Aabb, mut f: impl FnMut(u32)) {
         if self.boxes.is_empty() || !(query.min.is_finite() && query.max.is_finite()) {

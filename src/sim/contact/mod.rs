@@ -292,8 +292,9 @@ impl SelfContact {
             let d0 = narrow::pair_distance(kind, &x);
             (d0 - bound <= margin).then_some(d0)
         };
-        // The queries run on the pool's threads in chunks of items; the chunks' candidates are joined in item order, so the list (and every
-        // row made from it) is the same on any number of threads.
+        // The queries run on the pool's threads in chunks of items; the chunks' candidates
+        // are joined in item order, so the list (and every row made from it) is the same
+        // on any number of threads.
         let grid = &self.vert_grid;
         let chunks: Vec<Vec<Candidate>> = s
             .triangles
