@@ -292,84 +292,56 @@ impl SelfContact {
             let d0 = narrow::pair_distance(kind, &x);
             (d0 - bound <= margin).then_some(d0)
         };
-        // The queries run on the pool's threads in chunks of items; the chunks' candidates
-        // are joined in item order, so the list (and every row made from it) is the same
-        // on any number of threads.
         let grid = &self.vert_grid;
-        let chunks: Vec<Vec<Candidate>> = s
-            .triangles
-            .par_chunks(GATHER_CHUNK)
-            .enumerate()
-            .map(|(c, tris)| {
-                let mut out = Vec::new();
-                for (k, tri) in tris.iter().enumerate() {
-                    let t = c * GATHER_CHUNK + k;
-                    let q =
-                        merge(merge(swept(tri[0]), swept(tri[1])), swept(tri[2])).inflate(inflate);
-                    grid.query(&q, |v| {
-                        if surface::vertex_in_triangle(v, *tri) {
-                            return;
-                        }
-                        let p = [v, tri[0], tri[1], tri[2]];
-                        let kind = PairKind::VertexTriangle;
-                        if let Some(d0) = within(kind, &p) {
-                            out.push(Candidate {
-                                kind,
-                                p,
-                                key: (u64::from(v) << 32) | t as u64,
-                                d0,
-                                rowed: false,
-                            });
-                        }
+        let out = &mut self.candidates;
+        gather_in_order(&s.triangles, out, |t, tri, found| {
+            let q = merge(merge(swept(tri[0]), swept(tri[1])), swept(tri[2])).inflate(inflate);
+            grid.query(&q, |v| {
+                if surface::vertex_in_triangle(v, *tri) {
+                    return;
+                }
+                let p = [v, tri[0], tri[1], tri[2]];
+                let kind = PairKind::VertexTriangle;
+                if let Some(d0) = within(kind, &p) {
+                    found.push(Candidate {
+                        kind,
+                        p,
+                        key: (u64::from(v) << 32) | t as u64,
+                        d0,
+                        rowed: false,
                     });
                 }
-                out
-            })
-            .collect();
-        for c in chunks {
-            self.candidates.extend(c);
-        }
+            });
+        });
         let edge_boxes = s
             .edges
             .iter()
             .map(|e| merge(swept(e[0]), swept(e[1])).inflate(inflate));
         self.edge_grid.build(edge_boxes, cell);
         let grid = &self.edge_grid;
-        let chunks: Vec<Vec<Candidate>> = s
-            .edges
-            .par_chunks(GATHER_CHUNK)
-            .enumerate()
-            .map(|(c, edges)| {
-                let mut out = Vec::new();
-                for (k, e) in edges.iter().enumerate() {
-                    let i = c * GATHER_CHUNK + k;
-                    grid.query(grid.item(i as u32), |j| {
-                        if (j as usize) <= i {
-                            return;
-                        }
-                        let f = s.edges[j as usize];
-                        if surface::edges_share(*e, f) {
-                            return;
-                        }
-                        let p = [e[0], e[1], f[0], f[1]];
-                        let kind = PairKind::EdgeEdge;
-                        if let Some(d0) = within(kind, &p) {
-                            out.push(Candidate {
-                                kind,
-                                p,
-                                key: (1 << 63) | ((i as u64) << 32) | u64::from(j),
-                                d0,
-                                rowed: false,
-                            });
-                        }
+        let out = &mut self.candidates;
+        gather_in_order(&s.edges, out, |i, e, found| {
+            grid.query(grid.item(i as u32), |j| {
+                if (j as usize) <= i {
+                    return;
+                }
+                let f = s.edges[j as usize];
+                if surface::edges_share(*e, f) {
+                    return;
+                }
+                let p = [e[0], e[1], f[0], f[1]];
+                let kind = PairKind::EdgeEdge;
+                if let Some(d0) = within(kind, &p) {
+                    found.push(Candidate {
+                        kind,
+                        p,
+                        key: (1 << 63) | ((i as u64) << 32) | u64::from(j),
+                        d0,
+                        rowed: false,
                     });
                 }
-                out
-            })
-            .collect();
-        for c in chunks {
-            self.candidates.extend(c);
-        }
+            });
+        });
     }
 
     /// Add a row for every pair that comes within [`DETECT_REACH`] × the gap on its way
@@ -583,6 +555,30 @@ impl SelfContact {
         }
         self.crossings = count;
         count
+    }
+}
+
+/// Append to `out` the candidates `find(index, item, found)` finds for each of `items`,
+/// run on the pool's threads in chunks of [`GATHER_CHUNK`] and joined in item order, so
+/// the list (and every row made from it) is the same on any number of threads.
+fn gather_in_order<T: Sync>(
+    items: &[T],
+    out: &mut Vec<Candidate>,
+    find: impl Fn(usize, &T, &mut Vec<Candidate>) + Sync,
+) {
+    let chunks: Vec<Vec<Candidate>> = items
+        .par_chunks(GATHER_CHUNK)
+        .enumerate()
+        .map(|(c, chunk)| {
+            let mut found = Vec::new();
+            for (k, item) in chunk.iter().enumerate() {
+                find(c * GATHER_CHUNK + k, item, &mut found);
+            }
+            found
+        })
+        .collect();
+    for c in chunks {
+        out.extend(c);
     }
 }
 
