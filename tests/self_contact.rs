@@ -74,9 +74,9 @@ fn max_strain(world: &World) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// The app's scene with self-collision on, stepped by `solver` at the app's frame rate and
-/// the solver's substeps, with the scene's own drag (or `drags`).
-fn app_scene(scene: ScenePreset, n: usize, solver: SolverKind) -> (World, u32) {
+/// The app's parameters for `solver` (its substeps of a frame, the app's tolerance) with
+/// self-collision on, and the substeps a frame.
+fn self_params(solver: SolverKind) -> (SimParams, u32) {
     let s = config::step_settings(solver);
     let params = SimParams {
         dt: config::FRAME / s.substeps as f64,
@@ -84,9 +84,16 @@ fn app_scene(scene: ScenePreset, n: usize, solver: SolverKind) -> (World, u32) {
         self_collision: true,
         ..SimParams::default()
     };
+    (params, s.substeps)
+}
+
+/// The app's scene with self-collision on, stepped by `solver` at the app's frame rate and
+/// the solver's substeps, with the scene's own drag (or `drags`).
+fn app_scene(scene: ScenePreset, n: usize, solver: SolverKind) -> (World, u32) {
+    let (params, substeps) = self_params(solver);
     let mut spec = SceneSpec::new(scene, n, n);
     spec.slack = config::slack(scene);
-    (spec.build(params).expect("valid scene"), s.substeps)
+    (spec.build(params).expect("valid scene"), substeps)
 }
 
 /// Step `frames` frames; after every frame, assert no crossing and every strain within the
@@ -202,14 +209,8 @@ fn a_50_by_50_drape_does_not_cross_itself() {
 fn a_corner_thrown_through_the_sheet_at_10_m_s_does_not_tunnel() {
     for solver in [SolverKind::Newton, SolverKind::Strips] {
         let n = 20;
-        let s = config::step_settings(solver);
-        let params = SimParams {
-            dt: config::FRAME / s.substeps as f64,
-            tolerance: config::TOLERANCE,
-            self_collision: true,
-            gravity: DVec3::ZERO,
-            ..SimParams::default()
-        };
+        let (mut params, substeps) = self_params(solver);
+        params.gravity = DVec3::ZERO;
         let mut spec = SceneSpec::new(ScenePreset::Hanging, n, n);
         spec.pins = PinSpec::Indices(vec![0, n - 1]);
         spec.perturb = 0.0;
@@ -262,7 +263,7 @@ fn a_corner_thrown_through_the_sheet_at_10_m_s_does_not_tunnel() {
         let mut sv = solver.create();
         let (mut rows, mut frozen, mut slowed) = (0, 0, false);
         for f in 0..90 {
-            for _ in 0..s.substeps {
+            for _ in 0..substeps {
                 script.before_step(&mut world).unwrap();
                 // The hand moves its particle no farther than its bound in a step (up to
                 // the cloth's pull on it, micrometres).
@@ -642,14 +643,8 @@ fn self_contact_is_the_same_on_one_thread_and_two() {
 fn a_sheet_falling_flat_onto_a_layer_of_itself_does_not_tunnel() {
     for solver in [SolverKind::Newton, SolverKind::Strips] {
         let (w, h) = (12, 24);
-        let st = config::step_settings(solver);
-        let params = SimParams {
-            dt: config::FRAME / st.substeps as f64,
-            tolerance: config::TOLERANCE,
-            self_collision: true,
-            gravity: DVec3::ZERO,
-            ..SimParams::default()
-        };
+        let (mut params, substeps) = self_params(solver);
+        params.gravity = DVec3::ZERO;
         let mut spec = SceneSpec::new(ScenePreset::Hanging, w, h);
         spec.pins = PinSpec::None;
         spec.perturb = 0.0;
@@ -688,7 +683,7 @@ fn a_sheet_falling_flat_onto_a_layer_of_itself_does_not_tunnel() {
         let mut rows = 0;
         let tol = world.params.tolerance;
         for f in 0..30 {
-            for _ in 0..st.substeps {
+            for _ in 0..substeps {
                 let stats = world.step(sv.as_mut()).unwrap();
                 rows = rows.max(stats.self_contacts);
                 assert_eq!(crossings(&world), 0, "{solver}: crossing in frame {f}");
