@@ -15,8 +15,6 @@ pub use super::kind::SolverKind;
 
 pub mod iterative;
 pub mod newton;
-#[cfg(test)]
-mod newton_rows;
 pub mod sle;
 pub mod strain_limit;
 pub mod strips;
