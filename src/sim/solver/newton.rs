@@ -187,6 +187,9 @@ struct SideRow {
     n: DVec3,
     /// The normal the factor was assembled with (contact).
     n0: DVec3,
+    /// A ground row let go and needed again in this pass: kept while it pulls by less than
+    /// gravity moves its particle in a step (`NewtonSolver::measure_sides`).
+    sticky: bool,
 }
 
 /// The colliders and rods of a step, as side rows see them.
@@ -357,6 +360,11 @@ pub struct NewtonSolver {
     sides: Vec<SideRow>,
     /// Per particle, which contact rows it has (scratch of `measure_sides`).
     has_side: Vec<u8>,
+    /// Per particle, which contact rows (ball bit 0, ground bit 1) were let go in this
+    /// pass.
+    released: Vec<u8>,
+    /// How far a sticky row may pull its particle (m): gravity's h²·|g|.
+    sticky_pull: f64,
     /// The velocity pass's exact solve (its own pattern and factor).
     velocity: super::sle::SleSolver,
     /// The step in which the velocity pass's sweeps last failed to converge.
@@ -481,7 +489,7 @@ impl NewtonSolver {
         shortest: f64,
     ) -> Option<f64> {
         self.measure(cloth)
-            .map(|w| w.max(self.measure_sides(surfaces, shortest)))
+            .map(|w| w.max(self.measure_sides(surfaces, shortest, &cloth.particles.inv_mass)))
     }
 
     /// Whether the side rows are the ones the factor was assembled with.
@@ -498,19 +506,43 @@ impl NewtonSolver {
     /// `shortest` (a rest length): drop a contact row whose multiplier pulls and whose
     /// particle is outside (it is free to leave), or whose collider is gone; add a row for
     /// every dynamic particle inside a collider without one; evaluate every row.
-    fn measure_sides(&mut self, surfaces: &Surfaces<'_>, shortest: f64) -> f64 {
+    fn measure_sides(&mut self, surfaces: &Surfaces<'_>, shortest: f64, inv_mass: &[f64]) -> f64 {
         let x = &self.x;
         // A row of a collider that is gone (the ball or ground removed since the rows were
         // made) goes too, whatever its multiplier.
-        self.sides.retain(|r| match r.side {
-            Side::Rod(_) => true,
-            _ => surfaces
-                .contact(r.side, x[r.particle as usize])
-                .is_some_and(|(phi, _)| r.lambda.x < 0.0 || phi < 0.0),
+        //
+        // A ground row let go and needed again in the same pass is kept while it pulls its
+        // particle by less than gravity moves it in a step (h²·|g|; its multiplier times
+        // the inverse mass is that pull). Without that, rows of particles resting on the
+        // ground under a pile were let go with a pull of a fraction of that, the particle
+        // ended the next Newton step 2 mm under the ground (gravity's h²·g in the preview),
+        // got its row back, and so on: 50 Newton steps, the pass's cap, in most steps of
+        // the 50×50 pile once it had landed. A row that pulls harder is let go as before:
+        // kept whatever it pulled, rows glued the drape to the ball under the hand. Ball
+        // rows are let go as before too: a dragged drape took more Newton steps with them
+        // sticky (docs/experiments.md, "Ground rows that come and go").
+        let bit = |side| if side == Side::Ball { 1u8 } else { 2u8 };
+        let released = &mut self.released;
+        released.resize(x.len(), 0);
+        let limit = self.sticky_pull;
+        self.sides.retain(|r| {
+            let keep = match r.side {
+                Side::Rod(_) => true,
+                _ => surfaces
+                    .contact(r.side, x[r.particle as usize])
+                    .is_some_and(|(phi, _)| {
+                        r.lambda.x < 0.0
+                            || phi < 0.0
+                            || (r.sticky && r.lambda.x * inv_mass[r.particle as usize] <= limit)
+                    }),
+            };
+            if !keep {
+                released[r.particle as usize] |= bit(r.side);
+            }
+            keep
         });
         let mut worst = 0.0f64;
         // Which particles have a ball (bit 0) or ground (bit 1) row already.
-        let bit = |side| if side == Side::Ball { 1u8 } else { 2u8 };
         self.has_side.clear();
         self.has_side.resize(x.len(), 0);
         for r in &self.sides {
@@ -531,6 +563,7 @@ impl NewtonSolver {
                         c: DVec3::ZERO,
                         n: DVec3::Y,
                         n0: DVec3::Y,
+                        sticky: side == Side::Ground && self.released[p as usize] & bit(side) != 0,
                     });
                 }
             }
@@ -559,6 +592,7 @@ impl NewtonSolver {
     /// Rows for the rods of the step's gliders (dynamic particles only), keeping the
     /// multipliers of rows that carry over; contact rows are kept only when `keep`.
     fn begin_sides(&mut self, gliders: &[Glider], keep: bool) {
+        self.released.iter_mut().for_each(|r| *r = 0);
         let old = std::mem::take(&mut self.sides);
         let carried = |particle: u32, side: Side| {
             old.iter()
@@ -585,18 +619,26 @@ impl NewtonSolver {
                     c: DVec3::ZERO,
                     n: DVec3::Y,
                     n0: DVec3::Y,
+                    sticky: false,
                 });
             }
         }
         if keep {
-            self.sides.extend(old.iter().filter(|r| {
-                !matches!(r.side, Side::Rod(_))
-                    && self
-                        .pattern
-                        .block
-                        .get(r.particle as usize)
-                        .is_some_and(|&b| b != NONE)
-            }));
+            self.sides.extend(
+                old.iter()
+                    .filter(|r| {
+                        !matches!(r.side, Side::Rod(_))
+                            && self
+                                .pattern
+                                .block
+                                .get(r.particle as usize)
+                                .is_some_and(|&b| b != NONE)
+                    })
+                    .map(|r| SideRow {
+                        sticky: false,
+                        ..*r
+                    }),
+            );
         }
     }
 
@@ -874,6 +916,7 @@ impl Solver for NewtonSolver {
             f64::INFINITY
         };
         self.begin_sides(ctx.gliders, continues);
+        self.sticky_pull = h * h * ctx.params.gravity.length();
         self.c.resize(nrows, 0.0);
         self.dirs.resize(nrows, DVec3::ZERO);
         if !continues || self.lambda.len() != nrows || !ctx.params.velocity_pass {
