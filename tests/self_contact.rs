@@ -170,8 +170,9 @@ fn the_pile_folds_onto_itself_without_crossing() {
 /// layer are held up by their edges about as much as by the ground: a row let go with a
 /// small pull left the particle 2 mm under the ground at the next Newton step (gravity's
 /// h²·g in the preview), the row came back, and so on until the pass's cap of 50 Newton
-/// steps in most steps of the 50×50 pile once it had landed. A row let go and needed again
-/// in a pass is now kept while it pulls by less than gravity moves its particle in a step.
+/// steps in most steps of the 50×50 pile once it had landed. A ground row let go and needed
+/// again in a pass is now kept while it pulls by less than gravity moves its particle in a
+/// step.
 #[test]
 fn newton_settles_the_50_by_50_pile_without_cycling_its_ground_rows() {
     let (mut world, substeps) = app_scene(ScenePreset::Pile, 50, SolverKind::Newton);
