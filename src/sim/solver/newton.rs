@@ -188,7 +188,9 @@ struct SideRow {
     /// The normal the factor was assembled with (contact).
     n0: DVec3,
     /// A ground row let go and needed again in this pass: kept while it pulls by less than
-    /// gravity moves its particle in a step (`NewtonSolver::measure_sides`).
+    /// gravity moves its particle in a step (`NewtonSolver::measure_sides`). A flag of the
+    /// row rather than a look-up in `released`, so that an undone lagged step restores it
+    /// with the rows it saved.
     sticky: bool,
 }
 
@@ -360,9 +362,8 @@ pub struct NewtonSolver {
     sides: Vec<SideRow>,
     /// Per particle, which contact rows it has (scratch of `measure_sides`).
     has_side: Vec<u8>,
-    /// Per particle, which contact rows (ball bit 0, ground bit 1) were let go in this
-    /// pass.
-    released: Vec<u8>,
+    /// Per particle, whether its ground row was let go in this pass (`measure_sides`).
+    released: Vec<bool>,
     /// How far a sticky row may pull its particle (m): gravity's h²·|g|.
     sticky_pull: f64,
     /// The velocity pass's exact solve (its own pattern and factor).
@@ -521,9 +522,8 @@ impl NewtonSolver {
         // kept whatever it pulled, rows glued the drape to the ball under the hand. Ball
         // rows are let go as before too: a dragged drape took more Newton steps with them
         // sticky (docs/experiments.md, "Ground rows that come and go").
-        let bit = |side| if side == Side::Ball { 1u8 } else { 2u8 };
         let released = &mut self.released;
-        released.resize(x.len(), 0);
+        released.resize(x.len(), false);
         let limit = self.sticky_pull;
         self.sides.retain(|r| {
             let keep = match r.side {
@@ -536,13 +536,14 @@ impl NewtonSolver {
                             || (r.sticky && r.lambda.x * inv_mass[r.particle as usize] <= limit)
                     }),
             };
-            if !keep {
-                released[r.particle as usize] |= bit(r.side);
+            if !keep && r.side == Side::Ground {
+                released[r.particle as usize] = true;
             }
             keep
         });
         let mut worst = 0.0f64;
         // Which particles have a ball (bit 0) or ground (bit 1) row already.
+        let bit = |side| if side == Side::Ball { 1u8 } else { 2u8 };
         self.has_side.clear();
         self.has_side.resize(x.len(), 0);
         for r in &self.sides {
@@ -563,7 +564,7 @@ impl NewtonSolver {
                         c: DVec3::ZERO,
                         n: DVec3::Y,
                         n0: DVec3::Y,
-                        sticky: side == Side::Ground && self.released[p as usize] & bit(side) != 0,
+                        sticky: side == Side::Ground && self.released[p as usize],
                     });
                 }
             }
@@ -592,7 +593,7 @@ impl NewtonSolver {
     /// Rows for the rods of the step's gliders (dynamic particles only), keeping the
     /// multipliers of rows that carry over; contact rows are kept only when `keep`.
     fn begin_sides(&mut self, gliders: &[Glider], keep: bool) {
-        self.released.iter_mut().for_each(|r| *r = 0);
+        self.released.iter_mut().for_each(|r| *r = false);
         let old = std::mem::take(&mut self.sides);
         let carried = |particle: u32, side: Side| {
             old.iter()
