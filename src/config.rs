@@ -38,16 +38,13 @@ pub fn slack(scene: ScenePreset) -> f64 {
 }
 
 /// Whether a scene runs with self-collision ([`crate::sim::contact`]) unless told
-/// otherwise: on in the pile and the fold, the scenes made to show it; off in the others,
-/// where it does not hold its cost goal (a frame with it ≤ 1.5× the frame without). Measured
-/// with `bench app --grids 30,50 --only "newton 1e-4" --steps 120` (docs/results.md,
-/// "Self-collision"): with the bench's drag beyond reach, which folds the cloth onto itself
-/// like a closing book, a 30×30 frame costs 241 against 8.3 ms on the hanging cloth, 664
-/// against 26 on the drape, 99 against 9.0 on the flag, 12.3 against 3.4 on the curtain —
-/// thousands of contact rows in multi-layer contact, and a fresh broad phase whenever the
-/// cloth deforms. The panel's switch and `--self-collision` turn it on anywhere.
-pub fn self_collision(scene: ScenePreset) -> bool {
-    matches!(scene, ScenePreset::Pile | ScenePreset::Fold)
+/// otherwise: on in every scene. Off, a corner of the default cloth dragged across the
+/// sheet crosses itself in most recorded frames, which is not what the app promises; the
+/// cost it adds is measured per scene in docs/results.md ("Self-collision"). The panel's
+/// switch and `--self-collision false` turn it off; `bench paper` keeps 004 §4's scene,
+/// which has none.
+pub fn self_collision(_scene: ScenePreset) -> bool {
+    true
 }
 
 /// How a solver steps a frame of [`FRAME`] s.

@@ -19,7 +19,7 @@ pub struct AppArgs {
     /// Starting tolerance (relative strain) [default: 1e-4].
     #[arg(long, allow_hyphen_values = true, value_parser = positive)]
     pub tolerance: Option<f64>,
-    /// Self-collision on or off at launch (`true`/`false`) [default: the scene's].
+    /// Self-collision on or off at launch (`true`/`false`) [default: on].
     #[arg(long, value_name = "BOOL")]
     pub self_collision: Option<bool>,
     /// Render this many frames, save a screenshot to PATH and exit.

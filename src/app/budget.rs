@@ -53,6 +53,10 @@ pub struct FrameSample {
     /// Owed simulated time was dropped: the budget cut the frame's steps short, or the
     /// frame came more than the virtual clock's largest delta after the last one.
     pub slowed: bool,
+    /// The frame came more than the virtual clock's largest delta (250 ms) after the last
+    /// one: rendering, not the steps, dropped the time beyond it (under Xvfb's software
+    /// Vulkan a frame takes about half a second while a step costs a millisecond).
+    pub late: bool,
 }
 
 /// The budget and what it measured; inserted by [`super::SimPlugin`].
@@ -69,6 +73,8 @@ pub struct FrameBudget {
     counted_steps: Option<u64>,
     window: VecDeque<FrameSample>,
     slowed_frames: u64,
+    /// The virtual clock's largest delta, s: wall time a frame may owe the fixed loop.
+    max_delta: f64,
 }
 
 impl Default for FrameBudget {
@@ -82,6 +88,7 @@ impl Default for FrameBudget {
             counted_steps: None,
             window: VecDeque::new(),
             slowed_frames: 0,
+            max_delta: 0.25,
         }
     }
 }
@@ -98,6 +105,22 @@ impl FrameBudget {
     /// Frames in the last second of running frames that dropped owed simulated time.
     pub fn slowed_recently(&self) -> usize {
         self.window.iter().filter(|f| f.slowed).count()
+    }
+
+    /// Frames in the last second of running frames whose steps the budget cut short (as
+    /// opposed to frames that came late, [`FrameSample::late`]).
+    pub fn cut_recently(&self) -> usize {
+        self.window.iter().filter(|f| f.slowed && !f.late).count()
+    }
+
+    /// The virtual clock's largest delta, s ([`FrameSample::late`]).
+    pub fn max_delta(&self) -> f64 {
+        self.max_delta
+    }
+
+    /// The longest wall time between two rendered frames in the last second, s.
+    pub fn longest_frame(&self) -> f64 {
+        self.window.iter().map(|f| f.real).fold(0.0, f64::max)
     }
 
     /// The last completed rendered frame.
@@ -143,9 +166,12 @@ fn begin_frame(
     virt: Res<Time<Virtual>>,
 ) {
     budget.counted_steps = Some(state.total_steps);
+    let late = real.delta() > virt.max_delta();
+    budget.max_delta = virt.max_delta().as_secs_f64();
     budget.frame = FrameSample {
         real: real.delta_secs_f64(),
-        slowed: real.delta() > virt.max_delta(),
+        slowed: late,
+        late,
         ..FrameSample::default()
     };
 }

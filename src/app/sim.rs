@@ -141,10 +141,8 @@ impl SimState {
         params.ball = None;
         params.ground = None;
         params.wind.enabled = false;
-        if scene.preset != self.scene.preset {
-            // A new scene comes with its own self-collision default, as at launch.
-            params.self_collision = crate::config::self_collision(scene.preset);
-        }
+        // Self-collision is on in every scene by default ([`crate::config::self_collision`]):
+        // a switch the user turned off stays off across scenes, like the other parameters.
         let world = scene.build(params)?;
         self.script = scene_script(&scene, &world);
         self.prev_x = world.cloth.particles.x.clone();

@@ -309,6 +309,10 @@ pub struct Measured {
     pub self_contacts: u32,
     /// Impact zones the fail-safe formed over the row.
     pub impact_zones: u64,
+    /// Steps (substeps, not frames) in which the fail-safe formed an impact zone.
+    pub zone_steps: u64,
+    /// Broad-phase gathers of self-contact candidates per frame (detection's unit of cost).
+    pub gathers_per_frame: f64,
     /// Frames that ended with the cloth passing through itself (counted with
     /// self-collision on).
     pub crossing_frames: u64,
@@ -331,6 +335,8 @@ impl Measured {
             self_contact_ms: 0.0,
             self_contacts: 0,
             impact_zones: 0,
+            zone_steps: 0,
+            gathers_per_frame: 0.0,
             crossing_frames: 0,
             status: Status::Failed { frame: 0, error },
         }
@@ -357,10 +363,12 @@ pub fn measure(
     let (mut times, mut held_times) = (Vec::new(), Vec::new());
     let (mut iterations, mut max_strain, mut outside) = (0u64, 0.0f64, 0u64);
     let (mut contact_ms, mut rows, mut zones, mut crossing_frames) = (0.0, 0u32, 0u64, 0u64);
+    let (mut zone_steps, mut gathers) = (0u64, 0u64);
     let mut status = Status::Completed;
     for frame in 1..=args.steps {
         let mut count = |s: &crate::sim::StepStats| {
             outside += u64::from(s.ended_outside(tolerance));
+            zone_steps += u64::from(s.impact_zones > 0);
         };
         let stats = match step_frame_observed(
             &mut world,
@@ -392,6 +400,7 @@ pub fn measure(
         contact_ms += stats.self_contact_time.as_secs_f64() * 1e3;
         rows = rows.max(stats.self_contacts);
         zones += u64::from(stats.impact_zones);
+        gathers += u64::from(stats.self_gathers);
         crossing_frames += u64::from(stats.crossings > 0);
         tick();
         if frame < args.steps && spent > budget {
@@ -414,6 +423,8 @@ pub fn measure(
         self_contact_ms: contact_ms / frames_run.max(1) as f64,
         self_contacts: rows,
         impact_zones: zones,
+        zone_steps,
+        gathers_per_frame: gathers as f64 / frames_run.max(1) as f64,
         crossing_frames,
         status,
     };
@@ -503,9 +514,9 @@ fn markdown(rows: &[AppRow], opts: &Options, skipped: &[String]) -> String {
     s.push_str(
         "| scene | grid | solver | tolerance | self-collision | step | ms/frame mean | p95 | \
          iterations/frame | max strain | steps over tolerance | drag held | self-contact \
-         ms/frame | rows | zones | frames crossing | status |\n",
+         ms/frame | gathers/frame | rows | zone steps | frames crossing | on ÷ off | status |\n",
     );
-    s.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    s.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for r in rows {
         let m = &r.measured;
         let (solver, tol) = if r.baseline {
@@ -513,19 +524,37 @@ fn markdown(rows: &[AppRow], opts: &Options, skipped: &[String]) -> String {
         } else {
             (r.solver.to_string(), format!("{:e}", r.tolerance))
         };
-        let (self_ms, self_rows, zones, crossing) = if r.self_collision {
+        let (self_ms, gathers, self_rows, zones, crossing) = if r.self_collision {
             (
                 format!("{:.3}", m.self_contact_ms),
+                format!("{:.2}", m.gathers_per_frame),
                 m.self_contacts.to_string(),
-                m.impact_zones.to_string(),
+                m.zone_steps.to_string(),
                 m.crossing_frames.to_string(),
             )
         } else {
-            ("—".into(), "—".into(), "—".into(), "—".into())
+            let none = || "—".to_string();
+            (none(), none(), none(), none(), none())
         };
+        // The same row without self-collision, if the run has it.
+        let ratio = rows
+            .iter()
+            .find(|o| {
+                r.self_collision
+                    && !o.self_collision
+                    && o.scene == r.scene
+                    && o.grid == r.grid
+                    && o.config == r.config
+                    && o.tolerance == r.tolerance
+            })
+            .filter(|o| o.measured.ms.mean > 0.0)
+            .map_or("—".to_string(), |o| {
+                format!("{:.2}", m.ms.mean / o.measured.ms.mean)
+            });
         s.push_str(&format!(
             "| {} | {}×{} | {solver} | {tol} | {} | {} | {:.3} | {:.3} | {:.1} | {:.2e} | {}/{} | \
-             {}/{} frames | {self_ms} | {self_rows} | {zones} | {crossing} | {} |\n",
+             {}/{} frames | {self_ms} | {gathers} | {self_rows} | {zones} | {crossing} | {ratio} \
+             | {} |\n",
             r.scene,
             r.grid,
             r.grid,

@@ -23,7 +23,7 @@ use crate::sim::{
 #[derive(Debug, Clone, clap::Args)]
 pub struct RunArgs {
     /// Scene: hanging (004 §4 with `--slack 0`), curtain, drape (over a ball), flag (in the
-    /// wind), curtain-rod.
+    /// wind), curtain-rod, pile (dropped onto the ground), fold (a corner lifted across).
     #[arg(long, default_value_t = config::SCENE)]
     pub scene: ScenePreset,
     /// Grid: N (N×N) or WxH particles.
@@ -96,7 +96,7 @@ pub struct RunArgs {
     /// Gravity x,y,z in m/s².
     #[arg(long, default_value = "0,-9.81,0", allow_hyphen_values = true)]
     pub gravity: Vec3Arg,
-    /// Self-collision on or off (`true`/`false`) [default: the scene's, as in the app].
+    /// Self-collision on or off (`true`/`false`) [default: on, as in the app].
     #[arg(long, value_name = "BOOL")]
     pub self_collision: Option<bool>,
     /// Cloth thickness for self-contact, m (capped at half the shortest edge).
@@ -270,6 +270,21 @@ pub struct SelfSummary {
     pub crossing_steps: u64,
     /// Most such pairs at the end of a step.
     pub max_crossings: u32,
+    /// Broad-phase gathers of candidates over the run (detection's unit of cost).
+    pub gathers: u64,
+    /// Wall time of self-contact (detection, fail-safe, crossing count) per step, ms, mean.
+    pub ms_per_step: f64,
+}
+
+/// Work a run did, summed over its steps (numbers that do not depend on the machine).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct WorkSummary {
+    /// Numeric factorisations of the direct solvers.
+    pub factorizations: u64,
+    /// Strips sweeps that finished a direct solver's position pass.
+    pub polish_sweeps: u64,
+    /// Position passes re-run for contact.
+    pub contact_rounds: u64,
 }
 
 /// The JSON report of `run`.
@@ -317,6 +332,8 @@ pub struct Report {
     pub capped_steps: u64,
     /// SLE steps that fell back to the iterative solver.
     pub fallback_steps: u64,
+    /// Work over the run, in units that do not depend on the machine.
+    pub work: WorkSummary,
     /// Whether taut chains were held static (`--no-taut-lock` turns it off).
     pub taut_lock: bool,
     /// Self-contact: whether it was on, and what it found ([`SelfSummary`]).
@@ -572,6 +589,7 @@ pub fn step_frame_observed(
         total.impact_zones += s.impact_zones;
         total.zone_particles = total.zone_particles.max(s.zone_particles);
         total.crossings = total.crossings.max(s.crossings);
+        total.self_gathers += s.self_gathers;
         total.self_contact_time += s.self_contact_time;
     }
     Ok(total)
@@ -608,6 +626,7 @@ pub fn simulate(
         iterations: IterSummary::default(),
         max_strain: 0.0,
         capped_steps: 0,
+        work: WorkSummary::default(),
         fallback_steps: 0,
         taut_lock: world.params.lock_taut_chains,
         self_contact: SelfSummary {
@@ -649,6 +668,7 @@ pub fn simulate(
         record(&world, &mut report);
     }
     let mut times = Vec::with_capacity(args.steps.min(1 << 16) as usize);
+    let mut self_ms = 0.0;
     let mut iters: Vec<u32> = Vec::with_capacity(args.steps.min(1 << 16) as usize);
     for _ in 0..args.steps {
         let stats: StepStats =
@@ -670,6 +690,9 @@ pub fn simulate(
         }
         report.capped_steps += u64::from(stats.ended_outside(world.params.tolerance));
         report.fallback_steps += stats.fell_back as u64;
+        report.work.factorizations += u64::from(stats.factorizations);
+        report.work.polish_sweeps += u64::from(stats.polish_sweeps);
+        report.work.contact_rounds += u64::from(stats.contact_rounds);
         report.locked_particles = report.locked_particles.max(stats.locked_particles);
         let sc = &mut report.self_contact;
         sc.max_contacts = sc.max_contacts.max(stats.self_contacts);
@@ -677,6 +700,8 @@ pub fn simulate(
         sc.zone_steps += u64::from(stats.impact_zones > 0);
         sc.crossing_steps += u64::from(stats.crossings > 0);
         sc.max_crossings = sc.max_crossings.max(stats.crossings);
+        sc.gathers += u64::from(stats.self_gathers);
+        self_ms += stats.self_contact_time.as_secs_f64() * 1e3;
         report.steps += 1;
         if let Some(k) = every.or(args.obj_dir.as_ref().map(|_| 1))
             && report.steps.is_multiple_of(k)
@@ -692,6 +717,7 @@ pub fn simulate(
         l.outside_fraction = outside as f64 / samples as f64;
     }
     report.ms_per_step = TimeSummary::of(&times);
+    report.self_contact.ms_per_step = self_ms / report.steps.max(1) as f64;
     report.iterations = IterSummary {
         mean: iters.iter().map(|&i| i as f64).sum::<f64>() / iters.len().max(1) as f64,
         max: iters.iter().copied().max().unwrap_or(0),

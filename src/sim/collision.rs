@@ -184,17 +184,20 @@ impl ContactSweep<'_> {
         v: &mut [DVec3],
         inv_mass: &[f64],
     ) -> usize {
-        self.visit_with(drift, v, inv_mass, None)
+        self.visit_with(drift, v, inv_mass, None, true)
     }
 
     /// [`ContactSweep::visit`] with, given `active`, only the self-contact rows it lists
-    /// ([`SelfRows::near`]): what the strips sweeps visit between two full visits.
+    /// ([`SelfRows::near`]): what the strips sweeps visit between two full visits. Without
+    /// `self_friction` the self-contact rows get their normal impulse only (the sweeps
+    /// that finish Newton's pass, [`crate::sim::solver::strips::StripsSolver`]).
     pub fn visit_with(
         &self,
         drift: impl Fn(usize) -> DVec3,
         v: &mut [DVec3],
         inv_mass: &[f64],
         active: Option<&[u32]>,
+        self_friction: bool,
     ) -> usize {
         if self.is_empty() {
             return 0;
@@ -234,6 +237,7 @@ impl ContactSweep<'_> {
             }
         }
         if let Some(s) = &self.selfs {
+            let mu = if self_friction { mu } else { 0.0 };
             any += s.visit(active, &drift, v, inv_mass, h, self.slop, mu);
         }
         any

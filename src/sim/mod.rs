@@ -750,6 +750,7 @@ impl World {
         stats.impact_zones = fs.zones;
         stats.zone_particles = fs.particles;
         stats.crossings = fs.crossings;
+        stats.self_gathers = self.selfc.gathers();
         stats.self_contact_time += t0.elapsed();
     }
 

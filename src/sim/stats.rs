@@ -172,6 +172,10 @@ pub struct StepStats {
     /// (Edge, triangle) pairs of the cloth passing through each other at the end of the
     /// step; counted only with self-collision on.
     pub crossings: u32,
+    /// Broad-phase gathers of self-contact candidates this step
+    /// ([`crate::sim::contact::SelfContact`]): 0 while the cloth stays within the margin of
+    /// the last gather, one or more where its motion strays from it.
+    pub self_gathers: u32,
     /// Wall time of self-contact's detection, fail-safe and crossing count (inside the
     /// collision, position and integration phases' timings): what self-collision adds
     /// besides the rows' share of the solve.
@@ -278,6 +282,7 @@ impl StepStats {
             impact_zones: 0,
             zone_particles: 0,
             crossings: 0,
+            self_gathers: 0,
             self_contact_time: Duration::ZERO,
         }
     }

@@ -566,13 +566,26 @@ fn speed_line(ui: &mut egui::Ui, budget: &FrameBudget, paused: bool) {
             ui.label("simulation paused");
         }
         None => {}
-        Some(r) if budget.slowed_recently() > 0 => {
+        Some(r) if budget.cut_recently() > 0 => {
             ui.colored_label(
                 WARN,
                 format!(
                     "simulation {r:.2}× real time: steps cost more than the {:.0} ms a \
                      frame may spend on them",
                     budget.budget.as_secs_f64() * 1e3
+                ),
+            );
+        }
+        Some(r) if budget.slowed_recently() > 0 => {
+            // The steps fit their budget; frames came so far apart that the clock let the
+            // time beyond its largest delta go (a slow renderer, e.g. software Vulkan).
+            ui.colored_label(
+                WARN,
+                format!(
+                    "simulation {r:.2}× real time: rendering is slow (a frame took {:.0} ms; \
+                     the clock catches up at most {:.0} ms a frame)",
+                    budget.longest_frame() * 1e3,
+                    budget.max_delta() * 1e3
                 ),
             );
         }

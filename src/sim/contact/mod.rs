@@ -126,6 +126,8 @@ pub struct SelfContact {
     gathered: bool,
     /// Particles in a zone of the last fail-safe.
     zoned: Vec<bool>,
+    /// Gathers since the step began.
+    gathers: u32,
 }
 
 impl SelfContact {
@@ -137,6 +139,11 @@ impl SelfContact {
     /// The surface in use.
     pub fn surface(&self) -> &Surface {
         &self.surface
+    }
+
+    /// Broad-phase gathers of candidates since the step began.
+    pub fn gathers(&self) -> u32 {
+        self.gathers
     }
 
     /// Crossing (edge, triangle) pairs at the end of the last step that counted them.
@@ -158,6 +165,7 @@ impl SelfContact {
         }
         self.tangled.resize(n, false);
         self.x0.clone_from(&cloth.particles.x);
+        self.gathers = 0;
         self.rows.clear();
         self.keys.clear();
         self.stale = true;
@@ -230,6 +238,7 @@ impl SelfContact {
     /// that hold a tangled particle; with their distances at the start.
     fn gather(&mut self, x1: &[DVec3], inv_mass: &[f64], margin: f64) {
         self.gathered = true;
+        self.gathers += 1;
         self.margin = margin;
         self.reference.clear();
         self.reference.extend_from_slice(x1);

@@ -815,6 +815,17 @@ impl NewtonSolver {
 }
 
 impl NewtonSolver {
+    /// Strips sweeps to the tolerance after a pass left it unmet, with the self-contact
+    /// rows given their normal impulse only: their friction comes from the contact visits
+    /// before the pass and between its rounds, and from the alternation's sweeps
+    /// (`NewtonSolver::self_round`), whose next Newton pass restores the chains
+    /// (`StripsSolver::frictionless_self_rows`).
+    fn finish_to_tolerance(&mut self, ctx: &mut StepCtx<'_>) {
+        self.polish.frictionless_self_rows = true;
+        self.polish.finish_position_pass(ctx);
+        self.polish.frictionless_self_rows = false;
+    }
+
     /// Coulomb friction of the ball and ground rows, from their multipliers: a row that
     /// pushed its particle out by k·|λ| (a velocity change k·|λ|/h along its normal —
     /// gravity and the cloth's tension pressing it in) cuts the particle's tangential
@@ -1058,7 +1069,7 @@ impl Solver for NewtonSolver {
             return;
         }
         if !ctx.stats.converged || selfs_short {
-            self.polish.finish_position_pass(ctx);
+            self.finish_to_tolerance(ctx);
         }
         // The sweeps that restored the constraints after friction moved particles in
         // contact along the surface again: friction and sweeps alternate, a block
@@ -1070,7 +1081,7 @@ impl Solver for NewtonSolver {
             if worst <= tol {
                 break;
             }
-            self.polish.finish_position_pass(ctx);
+            self.finish_to_tolerance(ctx);
         }
     }
 

@@ -316,6 +316,18 @@ pub struct StripsSolver {
     deltas: Vec<Vec<(u32, DVec3)>>,
     /// The self-contact rows the position sweeps visit (`SelfRows::near`).
     active: Vec<u32>,
+    /// Position sweeps give self-contact rows their normal impulse only: set by Newton,
+    /// whose passes these sweeps finish. The rows' friction then comes from the visits of
+    /// the contact set before and between the passes (the collision phase and the contact
+    /// rounds, [`crate::sim::World`]), which push a resting layer out by what gravity
+    /// previewed into it — its weight over the step, the normal impulse static friction
+    /// is bounded by — once a step. Visited with friction by every sweep instead, a row
+    /// cut again, by μ times that sweep's push, the relative sliding the chains had just
+    /// asked for, and the chains crawled back: on the fold lying on the ground (30×30,
+    /// Newton, the app's defaults, 300 frames) 590 strips sweeps a step finished Newton's
+    /// passes, against 75 this way and 24 with self-collision off (docs/experiments.md,
+    /// "Self-contact friction in the polish sweeps").
+    pub(crate) frictionless_self_rows: bool,
 }
 
 /// Position sweeps of one pass that visit the self-contact rows; later sweeps solve the
@@ -427,6 +439,7 @@ impl StripsSolver {
         // nothing is confirmed by a visit of every row before the pass ends — so it ends
         // exactly where visiting every row each sweep would.
         let mut selfs = contacts.and_then(|c| c.selfs).filter(|s| !s.is_empty());
+        let self_mu = !self.frictionless_self_rows;
         let mut active_stale = true;
         let mut sweeps = 0;
         while sweeps < cap {
@@ -488,14 +501,14 @@ impl StripsSolver {
                 }
                 if let Some(c) = &contacts {
                     let drift = &self.drift;
-                    contact_any |= c.visit_with(|i| drift[i], v, inv_mass, active) > 0;
+                    contact_any |= c.visit_with(|i| drift[i], v, inv_mass, active, self_mu) > 0;
                 }
             }
             let quiet = !contact_any && (until_contacts_quiet || !any);
             if quiet && let (Some(c), Some(_)) = (&contacts, &selfs) {
                 // Confirm with every row; one corrected makes a new active set.
                 let drift = &self.drift;
-                if c.visit(|i| drift[i], v, inv_mass) > 0 {
+                if c.visit_with(|i| drift[i], v, inv_mass, None, self_mu) > 0 {
                     active_stale = true;
                     continue;
                 }
@@ -516,7 +529,7 @@ impl StripsSolver {
         let cap = ctx.params.effective_cap();
         let (sweeps, _) = self.sweeps(ctx, false);
         let residual = iterative::preview_max_strain(ctx.cloth, ctx.accel, ctx.params.dt);
-        ctx.stats.polish_sweeps = sweeps;
+        ctx.stats.polish_sweeps += sweeps;
         ctx.stats.set_capped_position_outcome(
             residual,
             residual <= ctx.params.tolerance,
