@@ -31,7 +31,10 @@ for _ in $(seq 1 60); do
   DISPLAY=$disp xdotool search --name impulse-cloth >/dev/null 2>&1 && break
   sleep 1
 done
-sleep 8
+# The cloth is released flat and swings down under its pins; under software Vulkan a frame
+# takes 100–500 ms and simulated time runs slower than wall time (the overlay says why), so
+# give it time to hang before grabbing it.
+sleep 20
 DISPLAY=$disp xdotool mousemove 700 330 mousedown 1
 for i in $(seq 1 25); do
   DISPLAY=$disp xdotool mousemove $((700 + 4 * i)) $((330 + 16 * i)); sleep 0.1
