@@ -38,14 +38,12 @@ pub fn slack(scene: ScenePreset) -> f64 {
 }
 
 /// Whether a scene runs with self-collision ([`crate::sim::contact`]) unless told
-/// otherwise: on in every scene. Off, a corner of the default cloth dragged across the
+/// otherwise: on, in every scene. Off, a corner of the default cloth dragged across the
 /// sheet crosses itself in most recorded frames, which is not what the app promises; the
 /// cost it adds is measured per scene in docs/results.md ("Self-collision"). The panel's
 /// switch and `--self-collision false` turn it off; `bench paper` keeps 004 §4's scene,
 /// which has none.
-pub fn self_collision(_scene: ScenePreset) -> bool {
-    true
-}
+pub const SELF_COLLISION: bool = true;
 
 /// How a solver steps a frame of [`FRAME`] s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -152,9 +152,7 @@ pub fn launch_setup(args: &AppArgs) -> (SceneSpec, SimParams) {
         dt: config::FRAME / settings.substeps as f64,
         tolerance: args.tolerance.unwrap_or(config::TOLERANCE),
         max_iterations: settings.max_iterations,
-        self_collision: args
-            .self_collision
-            .unwrap_or(config::self_collision(args.scene)),
+        self_collision: args.self_collision.unwrap_or(config::SELF_COLLISION),
         ..SimParams::default()
     };
     let mut scene = SceneSpec::new(args.scene, args.grid.width, args.grid.height);

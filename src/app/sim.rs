@@ -141,7 +141,7 @@ impl SimState {
         params.ball = None;
         params.ground = None;
         params.wind.enabled = false;
-        // Self-collision is on in every scene by default ([`crate::config::self_collision`]):
+        // Self-collision is on in every scene by default ([`crate::config::SELF_COLLISION`]):
         // a switch the user turned off stays off across scenes, like the other parameters.
         let world = scene.build(params)?;
         self.script = scene_script(&scene, &world);

@@ -539,9 +539,9 @@ fn markdown(rows: &[AppRow], opts: &Options, skipped: &[String]) -> String {
         // The same row without self-collision, if the run has it.
         let ratio = rows
             .iter()
+            .filter(|_| r.self_collision)
             .find(|o| {
-                r.self_collision
-                    && !o.self_collision
+                !o.self_collision
                     && o.scene == r.scene
                     && o.grid == r.grid
                     && o.config == r.config

@@ -450,9 +450,7 @@ pub fn build_world(args: &RunArgs) -> Result<World, String> {
         sle_max_solves: args.max_solves,
         newton_max_steps: args.newton_steps,
         lock_taut_chains: !args.no_taut_lock,
-        self_collision: args
-            .self_collision
-            .unwrap_or(config::self_collision(args.scene)),
+        self_collision: args.self_collision.unwrap_or(config::SELF_COLLISION),
         thickness: args.thickness,
         friction: args.friction,
         ..SimParams::default()

@@ -819,11 +819,9 @@ impl NewtonSolver {
     /// rows given their normal impulse only: their friction comes from the contact visits
     /// before the pass and between its rounds, and from the alternation's sweeps
     /// (`NewtonSolver::self_round`), whose next Newton pass restores the chains
-    /// (`StripsSolver::frictionless_self_rows`).
+    /// (`StripsSolver::finish_position_pass`).
     fn finish_to_tolerance(&mut self, ctx: &mut StepCtx<'_>) {
-        self.polish.frictionless_self_rows = true;
-        self.polish.finish_position_pass(ctx);
-        self.polish.frictionless_self_rows = false;
+        self.polish.finish_position_pass(ctx, false);
     }
 
     /// Coulomb friction of the ball and ground rows, from their multipliers: a row that
@@ -905,7 +903,7 @@ impl Solver for NewtonSolver {
         }
         if self.factor.is_none() {
             ctx.stats.fell_back = true;
-            self.polish.finish_position_pass(ctx);
+            self.polish.finish_position_pass(ctx, true);
             return;
         }
         {
@@ -1034,7 +1032,7 @@ impl Solver for NewtonSolver {
             self.factored_sides = None;
             self.lambda.iter_mut().for_each(|l| *l = 0.0);
             self.last_shift.clear();
-            self.polish.finish_position_pass(ctx);
+            self.polish.finish_position_pass(ctx, true);
             return;
         };
         // The velocity change that takes the preview to x (an impulse per particle).

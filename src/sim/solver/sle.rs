@@ -446,7 +446,7 @@ impl Solver for SleSolver {
             // than the strips solver would. With contact or rods, strips also solve them
             // with the distance constraints (their sweeps visit the contact set), which the
             // SLE's system does not hold; a sweep that finds nothing to correct ends it.
-            self.polish.finish_position_pass(ctx);
+            self.polish.finish_position_pass(ctx, true);
         }
     }
 

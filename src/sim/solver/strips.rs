@@ -316,18 +316,6 @@ pub struct StripsSolver {
     deltas: Vec<Vec<(u32, DVec3)>>,
     /// The self-contact rows the position sweeps visit (`SelfRows::near`).
     active: Vec<u32>,
-    /// Position sweeps give self-contact rows their normal impulse only: set by Newton,
-    /// whose passes these sweeps finish. The rows' friction then comes from the visits of
-    /// the contact set before and between the passes (the collision phase and the contact
-    /// rounds, [`crate::sim::World`]), which push a resting layer out by what gravity
-    /// previewed into it — its weight over the step, the normal impulse static friction
-    /// is bounded by — once a step. Visited with friction by every sweep instead, a row
-    /// cut again, by μ times that sweep's push, the relative sliding the chains had just
-    /// asked for, and the chains crawled back: on the fold lying on the ground (30×30,
-    /// Newton, the app's defaults, 300 frames) 590 strips sweeps a step finished Newton's
-    /// passes, against 75 this way and 24 with self-collision off (docs/experiments.md,
-    /// "Self-contact friction in the polish sweeps").
-    pub(crate) frictionless_self_rows: bool,
 }
 
 /// Position sweeps of one pass that visit the self-contact rows; later sweeps solve the
@@ -391,14 +379,14 @@ impl StripsSolver {
 
     /// Block Gauss–Seidel over the two strip families; returns (sweeps, converged).
     pub(crate) fn sweeps(&mut self, ctx: &mut StepCtx<'_>, velocity: bool) -> (u32, bool) {
-        self.run_sweeps(ctx, velocity, false)
+        self.run_sweeps(ctx, velocity, false, true)
     }
 
     /// Position sweeps that stop as soon as one visits no contact short of its slop (the
     /// chains may still be over the tolerance); returns (sweeps, contacts quiet). What
     /// Newton alternates with its own pass where a self-contact is short.
     pub(crate) fn contact_sweeps(&mut self, ctx: &mut StepCtx<'_>) -> (u32, bool) {
-        self.run_sweeps(ctx, false, true)
+        self.run_sweeps(ctx, false, true, true)
     }
 
     fn run_sweeps(
@@ -406,6 +394,7 @@ impl StripsSolver {
         ctx: &mut StepCtx<'_>,
         velocity: bool,
         until_contacts_quiet: bool,
+        self_friction: bool,
     ) -> (u32, bool) {
         self.ensure_chains(ctx.cloth);
         let h = ctx.params.dt;
@@ -439,7 +428,6 @@ impl StripsSolver {
         // nothing is confirmed by a visit of every row before the pass ends — so it ends
         // exactly where visiting every row each sweep would.
         let mut selfs = contacts.and_then(|c| c.selfs).filter(|s| !s.is_empty());
-        let self_mu = !self.frictionless_self_rows;
         let mut active_stale = true;
         let mut sweeps = 0;
         while sweeps < cap {
@@ -501,14 +489,15 @@ impl StripsSolver {
                 }
                 if let Some(c) = &contacts {
                     let drift = &self.drift;
-                    contact_any |= c.visit_with(|i| drift[i], v, inv_mass, active, self_mu) > 0;
+                    contact_any |=
+                        c.visit_with(|i| drift[i], v, inv_mass, active, self_friction) > 0;
                 }
             }
             let quiet = !contact_any && (until_contacts_quiet || !any);
             if quiet && let (Some(c), Some(_)) = (&contacts, &selfs) {
                 // Confirm with every row; one corrected makes a new active set.
                 let drift = &self.drift;
-                if c.visit_with(|i| drift[i], v, inv_mass, None, self_mu) > 0 {
+                if c.visit_with(|i| drift[i], v, inv_mass, None, self_friction) > 0 {
                     active_stale = true;
                     continue;
                 }
@@ -525,9 +514,21 @@ impl StripsSolver {
     /// Finish a direct solver's unconverged position pass with strips sweeps: record the
     /// sweeps as `polish_sweeps` and the outcome from the previewed strain they leave.
     /// Used by the SLE and Newton solvers.
-    pub(crate) fn finish_position_pass(&mut self, ctx: &mut StepCtx<'_>) {
+    ///
+    /// Without `self_friction` the sweeps give self-contact rows their normal impulse only
+    /// (Newton's finish to the tolerance). The rows' friction then comes from the visits of
+    /// the contact set before and between the passes (the collision phase and the contact
+    /// rounds, [`crate::sim::World`]), which push a resting layer out by what gravity
+    /// previewed into it — its weight over the step, the normal impulse static friction is
+    /// bounded by — once a step. Visited with friction by every sweep instead, a row cut
+    /// again, by μ times that sweep's push, the relative sliding the chains had just asked
+    /// for, and the chains crawled back: on the fold lying on the ground (30×30, Newton, the
+    /// app's defaults, 300 frames) 590 strips sweeps a step finished Newton's passes,
+    /// against 69 this way and 24 with self-collision off (docs/experiments.md, "Self-contact
+    /// friction in the polish sweeps").
+    pub(crate) fn finish_position_pass(&mut self, ctx: &mut StepCtx<'_>, self_friction: bool) {
         let cap = ctx.params.effective_cap();
-        let (sweeps, _) = self.sweeps(ctx, false);
+        let (sweeps, _) = self.run_sweeps(ctx, false, false, self_friction);
         let residual = iterative::preview_max_strain(ctx.cloth, ctx.accel, ctx.params.dt);
         ctx.stats.polish_sweeps += sweeps;
         ctx.stats.set_capped_position_outcome(
