@@ -501,6 +501,22 @@ fn drag_summary(opts: &Options) -> String {
     }
 }
 
+/// The row of `rows` that runs `r` without self-collision (same scene, grid, solver and
+/// step settings), if `r` has it on and the run has both. Matched by its settings, not by
+/// its label, which names self-collision.
+fn without_self_collision<'a>(rows: &'a [AppRow], r: &AppRow) -> Option<&'a AppRow> {
+    rows.iter().filter(|_| r.self_collision).find(|o| {
+        !o.self_collision
+            && o.scene == r.scene
+            && o.grid == r.grid
+            && o.solver == r.solver
+            && o.tolerance == r.tolerance
+            && o.baseline == r.baseline
+            && o.substeps == r.substeps
+            && o.max_iterations == r.max_iterations
+    })
+}
+
 fn markdown(rows: &[AppRow], opts: &Options, skipped: &[String]) -> String {
     let mut s = format!(
         "App scenes, frames of 1/60 s, {} frames per row, {} threads. Drag: {}.\n\
@@ -536,17 +552,7 @@ fn markdown(rows: &[AppRow], opts: &Options, skipped: &[String]) -> String {
             let none = || "—".to_string();
             (none(), none(), none(), none(), none())
         };
-        // The same row without self-collision, if the run has it.
-        let ratio = rows
-            .iter()
-            .filter(|_| r.self_collision)
-            .find(|o| {
-                !o.self_collision
-                    && o.scene == r.scene
-                    && o.grid == r.grid
-                    && o.config == r.config
-                    && o.tolerance == r.tolerance
-            })
+        let ratio = without_self_collision(rows, r)
             .filter(|o| o.measured.ms.mean > 0.0)
             .map_or("—".to_string(), |o| {
                 format!("{:.2}", m.ms.mean / o.measured.ms.mean)
@@ -937,6 +943,53 @@ pub fn main(args: BenchArgs) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A row with self-collision gets its frame over the same row's without it; a row
+    /// without, or with no partner, gets none.
+    #[test]
+    fn the_table_divides_a_row_with_self_collision_by_its_row_without() {
+        let row = |self_collision: bool, grid: usize, mean: f64| {
+            let cfg = converging(SolverKind::Newton, 1e-4);
+            let mut measured = Measured::failed(String::new());
+            measured.ms.mean = mean;
+            AppRow {
+                scene: ScenePreset::Drape,
+                grid,
+                config: row_label(&cfg, self_collision),
+                solver: SolverKind::Newton,
+                tolerance: 1e-4,
+                baseline: false,
+                substeps: 1,
+                max_iterations: 0,
+                frames: 1,
+                self_collision,
+                drags: Vec::new(),
+                measured,
+                run_flags: Vec::new(),
+            }
+        };
+        let rows = [
+            row(true, 30, 30.0),
+            row(false, 30, 12.0),
+            row(true, 50, 9.0),
+        ];
+        assert!(std::ptr::eq(
+            without_self_collision(&rows, &rows[0]).unwrap(),
+            &rows[1]
+        ));
+        assert!(without_self_collision(&rows, &rows[1]).is_none());
+        assert!(without_self_collision(&rows, &rows[2]).is_none());
+        let md = markdown(&rows, &Options::default(), &[]);
+        let cells = |grid: &str| -> Vec<String> {
+            let line = md.lines().find(|l| l.contains(grid)).unwrap();
+            line.split('|').map(|c| c.trim().to_string()).collect()
+        };
+        // The ratio is the column before the status: 30 / 12.
+        let on = cells("| 30×30 | newton | 1e-4 | on |");
+        assert_eq!(on[on.len() - 3], "2.50", "{md}");
+        let alone = cells("50×50");
+        assert_eq!(alone[alone.len() - 3], "—", "{md}");
+    }
 
     /// A row is the `run` its flags describe: stepped by `run`'s own loop ([`simulate`]) the
     /// flags give the same positions and the same worst strain, bit for bit (one thread, so
