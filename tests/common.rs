@@ -1,6 +1,7 @@
 //! Shared helpers for the integration tests.
 #![allow(dead_code)]
 
+use glam::DVec3;
 use impulse_cloth::sim::{PinSpec, ScenePreset, SceneSpec, SimParams, SolverKind, World};
 
 /// The 004 §4 scene at `n`×`n`, with pins moved inward by `slack`.
@@ -68,4 +69,90 @@ pub fn assert_strain_within<'a>(
             s.max_strain
         );
     }
+}
+
+/// Whether segment pq passes through triangle abc: its ends on either side of the plane by
+/// more than round-off (1e-9 of the segment's length: an edge in the plane of a flat
+/// region's triangle is no crossing) and the point where it meets the plane inside the
+/// triangle (written apart from the crate's own test, on signed volumes).
+pub fn crosses(p: DVec3, q: DVec3, a: DVec3, b: DVec3, c: DVec3) -> bool {
+    crosses_by(p, q, a, b, c, 0.0)
+}
+
+/// [`crosses`] with the line's sides of the triangle's three edges compared against
+/// `margin` (relative, like the plane test's 1e-9): positive, the line must pass through
+/// the triangle's interior by that much (a crossing beyond doubt); negative, a line that
+/// passes within it of the boundary counts too (a state clean beyond doubt has none).
+/// A line through a triangle's edge is where round-off decides, and two counters may
+/// decide it differently.
+pub fn crosses_by(p: DVec3, q: DVec3, a: DVec3, b: DVec3, c: DVec3, margin: f64) -> bool {
+    let vol = |u: DVec3, v: DVec3, w: DVec3, x: DVec3| (v - u).cross(w - u).dot(x - u);
+    let sp = vol(a, b, c, p);
+    let sq = vol(a, b, c, q);
+    let eps = 1e-9 * (b - a).cross(c - a).length() * p.distance(q);
+    if !((sp > eps && sq < -eps) || (sp < -eps && sq > eps)) {
+        return false;
+    }
+    // The line pq against the three edges of the triangle: all of one sign.
+    let s1 = vol(p, q, a, b);
+    let s2 = vol(p, q, b, c);
+    let s3 = vol(p, q, c, a);
+    let m = margin * (b - a).cross(c - a).length() * p.distance(q);
+    (s1 >= m && s2 >= m && s3 >= m) || (s1 <= -m && s2 <= -m && s3 <= -m)
+}
+
+/// (Structural edge, triangle) pairs sharing no particle that pass through each other.
+pub fn crossings(world: &World) -> usize {
+    let t = &world.cloth.topology;
+    count_crossings(world, &t.edges, 0.0)
+}
+
+/// (Edge, triangle) pairs sharing no particle that pass through each other, over every
+/// edge of the mesh's triangles (the structural constraints and the diagonals), with
+/// [`crosses_by`]'s `margin`.
+pub fn crossings_by(world: &World, margin: f64) -> usize {
+    let mut edges: Vec<[u32; 2]> = world
+        .cloth
+        .topology
+        .triangles
+        .iter()
+        .flat_map(|t| [[t[0], t[1]], [t[1], t[2]], [t[2], t[0]]])
+        .map(|[a, b]| [a.min(b), a.max(b)])
+        .collect();
+    edges.sort_unstable();
+    edges.dedup();
+    count_crossings(world, &edges, margin)
+}
+
+/// The pairs of `edges` and the mesh's triangles that pass through each other.
+fn count_crossings(world: &World, edges: &[[u32; 2]], margin: f64) -> usize {
+    let x = &world.cloth.particles.x;
+    let t = &world.cloth.topology;
+    let boxes: Vec<(DVec3, DVec3)> = t
+        .triangles
+        .iter()
+        .map(|tri| {
+            let [a, b, c] = tri.map(|i| x[i as usize]);
+            (a.min(b).min(c), a.max(b).max(c))
+        })
+        .collect();
+    let mut n = 0;
+    for e in edges {
+        let (p, q) = (x[e[0] as usize], x[e[1] as usize]);
+        let (lo, hi) = (p.min(q), p.max(q));
+        for (k, tri) in t.triangles.iter().enumerate() {
+            let (blo, bhi) = boxes[k];
+            if lo.cmpgt(bhi).any() || blo.cmpgt(hi).any() {
+                continue;
+            }
+            if tri.contains(&e[0]) || tri.contains(&e[1]) {
+                continue;
+            }
+            let [a, b, c] = tri.map(|i| x[i as usize]);
+            if crosses_by(p, q, a, b, c, margin) {
+                n += 1;
+            }
+        }
+    }
+    n
 }

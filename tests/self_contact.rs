@@ -4,64 +4,14 @@
 
 mod common;
 
+use common::crossings;
+
 use glam::DVec3;
 use impulse_cloth::config;
 use impulse_cloth::sim::grab;
 use impulse_cloth::sim::{
     Drag, DragScript, PinSpec, ScenePreset, SceneSpec, SimParams, SolverKind, World,
 };
-
-/// Whether segment pq passes through triangle abc: its ends on either side of the plane by
-/// more than round-off (1e-9 of the segment's length: an edge in the plane of a flat
-/// region's triangle is no crossing) and the point where it meets the plane inside the
-/// triangle (written apart from the crate's own test, on signed volumes).
-fn crosses(p: DVec3, q: DVec3, a: DVec3, b: DVec3, c: DVec3) -> bool {
-    let vol = |u: DVec3, v: DVec3, w: DVec3, x: DVec3| (v - u).cross(w - u).dot(x - u);
-    let sp = vol(a, b, c, p);
-    let sq = vol(a, b, c, q);
-    let eps = 1e-9 * (b - a).cross(c - a).length() * p.distance(q);
-    if !((sp > eps && sq < -eps) || (sp < -eps && sq > eps)) {
-        return false;
-    }
-    // The line pq against the three edges of the triangle: all of one sign.
-    let s1 = vol(p, q, a, b);
-    let s2 = vol(p, q, b, c);
-    let s3 = vol(p, q, c, a);
-    (s1 >= 0.0 && s2 >= 0.0 && s3 >= 0.0) || (s1 <= 0.0 && s2 <= 0.0 && s3 <= 0.0)
-}
-
-/// (Structural edge, triangle) pairs sharing no particle that pass through each other.
-fn crossings(world: &World) -> usize {
-    let x = &world.cloth.particles.x;
-    let t = &world.cloth.topology;
-    let boxes: Vec<(DVec3, DVec3)> = t
-        .triangles
-        .iter()
-        .map(|tri| {
-            let [a, b, c] = tri.map(|i| x[i as usize]);
-            (a.min(b).min(c), a.max(b).max(c))
-        })
-        .collect();
-    let mut n = 0;
-    for e in &t.edges {
-        let (p, q) = (x[e[0] as usize], x[e[1] as usize]);
-        let (lo, hi) = (p.min(q), p.max(q));
-        for (k, tri) in t.triangles.iter().enumerate() {
-            let (blo, bhi) = boxes[k];
-            if lo.cmpgt(bhi).any() || blo.cmpgt(hi).any() {
-                continue;
-            }
-            if tri.contains(&e[0]) || tri.contains(&e[1]) {
-                continue;
-            }
-            let [a, b, c] = tri.map(|i| x[i as usize]);
-            if crosses(p, q, a, b, c) {
-                n += 1;
-            }
-        }
-    }
-    n
-}
 
 /// Largest relative strain of the structural constraints, from positions.
 fn max_strain(world: &World) -> f64 {
@@ -244,8 +194,8 @@ fn a_50_by_50_drape_does_not_cross_itself() {
 /// Newton's steps are ten times longer than strips' substeps (17 cm of the hand's travel
 /// each): once the fail-safe has stopped the corner, the hand moves it by at most
 /// `grab::CONTACT_TRAVEL` thicknesses a step, and the cloth is carried, not frozen — the
-/// fail-safe holds most of it as one rigid zone in the step of first contact only (without
-/// the bound: in every step of the push).
+/// fail-safe holds most of it as one rigid zone in at most three steps around first
+/// contact (without the bound: in every step of the push).
 #[test]
 fn a_corner_thrown_through_the_sheet_at_10_m_s_does_not_tunnel() {
     for solver in [SolverKind::Newton, SolverKind::Strips] {
@@ -279,8 +229,8 @@ fn a_corner_thrown_through_the_sheet_at_10_m_s_does_not_tunnel() {
             },
         ];
         let mut script = DragScript::new(drags, world.cloth.len()).unwrap();
-        // The side of the sheet the corner is on: of the triangle nearest to it (by its
-        // centroid, the corner region left out), by that triangle's oriented normal.
+        // The side of the sheet the corner is on: of the triangle nearest to it (the corner
+        // region left out), by that triangle's oriented normal.
         let side = |w: &World| {
             let x = &w.cloth.particles.x;
             let c = x[corner];
@@ -293,8 +243,7 @@ fn a_corner_thrown_through_the_sheet_at_10_m_s_does_not_tunnel() {
                 .filter(|t| t.iter().all(|&i| far(i)))
                 .map(|t| t.map(|i| x[i as usize]))
                 .min_by(|a, b| {
-                    let d = |t: &[DVec3; 3]| c.distance((t[0] + t[1] + t[2]) / 3.0);
-                    d(a).total_cmp(&d(b))
+                    point_triangle_distance(c, a).total_cmp(&point_triangle_distance(c, b))
                 })
                 .unwrap();
             let normal = (tri[1] - tri[0]).cross(tri[2] - tri[0]);
@@ -348,8 +297,11 @@ fn a_corner_thrown_through_the_sheet_at_10_m_s_does_not_tunnel() {
                     "{solver}: the corner was carried {} m down of 0.5",
                     above.y - c.y
                 );
+                // The step of first contact, and the two after it in which the zone
+                // grown over the edges it stretched still held most of the sheet (moving
+                // with the hand; its pins are never taken into it by growth).
                 assert!(
-                    frozen <= 1,
+                    frozen <= 3,
                     "{solver}: the fail-safe held most of the cloth in {frozen} steps"
                 );
             }
@@ -820,4 +772,23 @@ fn friction_between_layers_holds_a_layer_on_a_slope() {
             assert!(held < 0.06, "{solver}: slid {held} m at μ 0.5");
         }
     }
+}
+
+/// Distance from `p` to the triangle `t`: to its plane where `p` projects inside it, else
+/// to the nearest of its sides.
+fn point_triangle_distance(p: DVec3, t: &[DVec3; 3]) -> f64 {
+    let [a, b, c] = *t;
+    let n = (b - a).cross(c - a);
+    let inside = [(a, b), (b, c), (c, a)]
+        .iter()
+        .all(|&(u, w)| (w - u).cross(p - u).dot(n) >= 0.0);
+    if inside && n.length() > 0.0 {
+        return (p - a).dot(n).abs() / n.length();
+    }
+    let seg = |u: DVec3, w: DVec3| {
+        let d = w - u;
+        let s = ((p - u).dot(d) / d.length_squared().max(1e-300)).clamp(0.0, 1.0);
+        p.distance(u + d * s)
+    };
+    seg(a, b).min(seg(b, c)).min(seg(c, a))
 }

@@ -266,6 +266,12 @@ pub struct SelfSummary {
     pub zone_steps: u64,
     /// Impact zones over the run.
     pub zones: u64,
+    /// Most particles in the zones of one step.
+    pub max_zone_particles: u32,
+    /// Steps in which the cloth was solved again around the zones.
+    pub resolve_steps: u64,
+    /// Steps whose zones left an edge at their border beyond the tolerance.
+    pub cut_short_steps: u64,
     /// Steps that ended with (edge, triangle) pairs passing through each other.
     pub crossing_steps: u64,
     /// Most such pairs at the end of a step.
@@ -696,6 +702,9 @@ pub fn simulate(
         sc.max_contacts = sc.max_contacts.max(stats.self_contacts);
         sc.zones += u64::from(stats.impact_zones);
         sc.zone_steps += u64::from(stats.impact_zones > 0);
+        sc.max_zone_particles = sc.max_zone_particles.max(stats.zone_particles);
+        sc.resolve_steps += u64::from(stats.zone_resolves > 0);
+        sc.cut_short_steps += u64::from(stats.zone_cut_short);
         sc.crossing_steps += u64::from(stats.crossings > 0);
         sc.max_crossings = sc.max_crossings.max(stats.crossings);
         sc.gathers += u64::from(stats.self_gathers);

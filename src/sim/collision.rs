@@ -100,6 +100,37 @@ fn contacts(params: &SimParams, ball: Option<&Ball>, p: DVec3) -> impl Iterator<
         .chain(params.ground.and_then(|g| ground_contact(g, p)))
 }
 
+/// Translate the particles of `group` together out of the colliders: by the deepest
+/// penetration beyond `slop` along its contact normal, a few times over (the ball and the
+/// ground can both hold a group). A rigid impact zone moved so keeps its shape, so the
+/// fail-safe's guarantee stands; left inside the ball it would ask the cloth around it to
+/// reach into the ball too. Returns whether it moved.
+pub fn push_group_out(
+    group: &[u32],
+    x: &mut [DVec3],
+    params: &SimParams,
+    ball: Option<&Ball>,
+    slop: f64,
+) -> bool {
+    if ball.is_none() && params.ground.is_none() {
+        return false;
+    }
+    let mut moved = false;
+    for _ in 0..4 {
+        let deepest = group
+            .iter()
+            .flat_map(|&i| contacts(params, ball, x[i as usize]))
+            .filter(|c| c.depth > slop)
+            .max_by(|a, b| a.depth.total_cmp(&b.depth));
+        let Some(c) = deepest else { break };
+        for &i in group {
+            x[i as usize] += c.normal * c.depth;
+        }
+        moved = true;
+    }
+    moved
+}
+
 /// Project dynamic particles more than `slop` (m) inside a collider onto its surface and
 /// remove the velocity into it (used after integration, and by Verlet). When
 /// `fix_velocity` is false only positions move (Verlet derives velocities from positions

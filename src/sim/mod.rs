@@ -560,26 +560,7 @@ impl World {
                 let self_on = self.self_collision_with(solver);
                 let mut ctx = self.ctx(self_on);
                 match phase {
-                    Phase::Integration => {
-                        solver.integrate(&mut ctx);
-                        // Impulse solvers leave particles within the contact's tolerance of
-                        // the colliders' skin and of the rods; only what is farther is moved.
-                        let impulse = solver.contact_model() == ContactModel::Impulse;
-                        let slop = if impulse { ctx.contacts().slop } else { 0.0 };
-                        if impulse {
-                            let p = &mut ctx.cloth.particles;
-                            collision::project_out(
-                                &mut p.x,
-                                &mut p.v,
-                                &p.inv_mass,
-                                ctx.params,
-                                ctx.ball_end,
-                                true,
-                                slop,
-                            );
-                        }
-                        hold_on_rods(ctx.gliders, &mut ctx.cloth.particles, None, Some(slop));
-                    }
+                    Phase::Integration => integrate(solver, &mut ctx),
                     _ => {
                         if ctx.params.velocity_pass || !solver.solves_velocity_constraints() {
                             solver.velocity_pass(&mut ctx);
@@ -587,7 +568,7 @@ impl World {
                     }
                 }
                 if phase == Phase::Integration && self_on {
-                    self.self_contact_guarantee();
+                    self.self_contact_guarantee(solver);
                 }
             }
         }
@@ -729,29 +710,159 @@ impl World {
     }
 
     /// The guarantee after integration: what still touches on the step's path moves
-    /// rigidly, and the crossings of the end state are counted
-    /// ([`contact::SelfContact::fail_safe`]).
-    fn self_contact_guarantee(&mut self) {
+    /// rigidly ([`contact::SelfContact::fail_safe`]), zones are moved out of the ball and
+    /// the ground, and zones whose rigid motion stretched an edge at their border grow
+    /// over it ring by ring, a bounded number of rings
+    /// ([`contact::SelfContact::grow_over_stretched`]), each change checked again for
+    /// contact; then the crossings of the end state are counted.
+    fn self_contact_guarantee(&mut self, solver: &mut dyn Solver) {
         let t0 = Instant::now();
-        let t = &self.cloth.topology;
-        let p = &mut self.cloth.particles;
-        let fs = self.selfc.fail_safe(
-            (&t.edges, &t.rest),
-            &mut p.x,
-            &mut p.v,
-            &p.inv_mass,
-            self.params.dt,
-            self.params.tolerance,
-        );
+        let (mut pushes, mut grows, mut resolves, mut rounds) = (0, 0, 0, 0);
+        let mut cut_short = false;
+        let mut keep = false;
+        let fs = loop {
+            let t = &self.cloth.topology;
+            let p = &mut self.cloth.particles;
+            let fs = self.selfc.fail_safe(
+                (&t.edges, &t.rest),
+                &mut p.x,
+                &mut p.v,
+                &p.inv_mass,
+                self.params.dt,
+                self.params.tolerance,
+                keep,
+            );
+            keep = true;
+            rounds += fs.rounds;
+            if fs.zones == 0 {
+                break fs;
+            }
+            if pushes < contact::MAX_REPAIRS && self.push_zones_out() {
+                // Moved out of the ball or the ground: what they now touch joins them.
+                pushes += 1;
+                continue;
+            }
+            let t = &self.cloth.topology;
+            let p = &mut self.cloth.particles;
+            let tol = self.params.tolerance;
+            if !self.selfc.border_stretched((&t.edges, &t.rest), &p.x, tol) {
+                break fs;
+            }
+            if grows < contact::MAX_REPAIRS
+                && self.selfc.grow_over_stretched(
+                    (&t.edges, &t.rest),
+                    &mut p.x,
+                    &mut p.v,
+                    &p.inv_mass,
+                    self.params.dt,
+                    tol,
+                )
+            {
+                grows += 1;
+                continue;
+            }
+            if resolves < contact::MAX_RESOLVES {
+                // Grown as far as a zone may: the rest of the cloth follows the zones.
+                resolves += 1;
+                self.resolve_around_zones(solver);
+                continue;
+            }
+            cut_short = true;
+            break fs;
+        };
+        let crossings = self.selfc.check_crossings(&self.cloth.particles.x);
         let held = self.grab.map(|g| g.particle as u32);
         self.hand_slowed |= held.is_some_and(|i| self.selfc.zoned(i));
         self.hand_rows = held.is_some_and(|i| self.selfc.in_row(i));
         let stats = self.current.as_mut().expect("step in progress");
         stats.impact_zones = fs.zones;
         stats.zone_particles = fs.particles;
-        stats.crossings = fs.crossings;
+        stats.zone_rounds = rounds;
+        stats.zone_resolves = resolves;
+        stats.zone_cut_short = cut_short;
+        stats.crossings = crossings as u32;
         stats.self_gathers = self.selfc.gathers();
         stats.self_contact_time += t0.elapsed();
+    }
+
+    /// Solve the step again with the fail-safe's zones held where their rigid motion put
+    /// them: their particles static for the pass, moving from the step's start to their
+    /// end positions, every other particle starting again from the velocities it ends the
+    /// step with less what the accelerations add (a warm start: only the zones' borders
+    /// are out of tolerance). The rest of the cloth follows the zones within the tolerance
+    /// instead of being merged into them; the zones keep their rigid motion and end
+    /// velocities. Bounded ([`contact::RESOLVE_SWEEPS`], [`contact::RESOLVE_SOLVES`]): a
+    /// re-solve costs about one position pass, and changes the static set twice (the
+    /// solvers' caches follow it).
+    fn resolve_around_zones(&mut self, solver: &mut dyn Solver) {
+        let h = self.params.dt;
+        let mask = self.selfc.zone_mask().to_vec();
+        let n = self.cloth.len();
+        if mask.len() != n || self.saved.x.len() != n {
+            return;
+        }
+        let zone: Vec<usize> = (0..n).filter(|&i| mask[i]).collect();
+        let p = &mut self.cloth.particles;
+        let rigid: Vec<(DVec3, DVec3, f64, DVec3)> = zone
+            .iter()
+            .map(|&i| (p.x[i], p.v[i], p.inv_mass[i], self.accel[i]))
+            .collect();
+        for i in 0..n {
+            // The pass's velocity: integration added a·h to it.
+            p.v[i] -= self.accel[i] * h;
+        }
+        for (k, &i) in zone.iter().enumerate() {
+            p.inv_mass[i] = 0.0;
+            self.accel[i] = DVec3::ZERO;
+            p.v[i] = (rigid[k].0 - self.saved.x[i]) / h;
+        }
+        p.x.clone_from(&self.saved.x);
+        self.cloth.statics_changed();
+        let params = self.params.clone();
+        let cap = |c: u32, most: u32| if c == 0 { most } else { c.min(most) };
+        self.params.max_iterations = cap(params.max_iterations, contact::RESOLVE_SWEEPS);
+        self.params.hard_cap = cap(params.hard_cap, contact::RESOLVE_SWEEPS);
+        self.params.newton_max_steps = cap(params.newton_max_steps, contact::RESOLVE_SOLVES);
+        self.params.sle_max_solves = cap(params.sle_max_solves, contact::RESOLVE_SOLVES);
+        let mut ctx = self.ctx(true);
+        solver.position_pass(&mut ctx);
+        if solver.contact_model() == ContactModel::Impulse {
+            self.contact_rounds(solver, true);
+        }
+        let mut ctx = self.ctx(true);
+        integrate(solver, &mut ctx);
+        self.params = params;
+        let p = &mut self.cloth.particles;
+        for (k, &i) in zone.iter().enumerate() {
+            let (x, v, inv_mass, a) = rigid[k];
+            p.x[i] = x;
+            p.v[i] = v;
+            p.inv_mass[i] = inv_mass;
+            self.accel[i] = a;
+        }
+        self.cloth.statics_changed();
+        // Gathered while the zones were static, the candidates left out their pairs.
+        self.selfc.forget_candidates();
+    }
+
+    /// Translate every zone of the fail-safe out of the ball and the ground
+    /// ([`collision::push_group_out`]); whether one moved.
+    fn push_zones_out(&mut self) -> bool {
+        if self.ball_end.is_none() && self.params.ground.is_none() {
+            return false;
+        }
+        let slop = collision::contact_slop(&self.cloth, &self.params);
+        let mut moved = false;
+        for g in self.selfc.zone_groups() {
+            moved |= collision::push_group_out(
+                &g,
+                &mut self.cloth.particles.x,
+                &self.params,
+                self.ball_end.as_ref(),
+                slop,
+            );
+        }
+        moved
     }
 
     /// Self-contact rows for the pairs the previews `drift + v·h` bring within reach
@@ -808,6 +919,28 @@ impl World {
             s.capped |= capped && !s.converged;
         }
     }
+}
+
+/// The integration phase of `solver` with the contact projection and the rods after it:
+/// impulse solvers leave particles within the contact's tolerance of the colliders' skin
+/// and of the rods; only what is farther is moved.
+fn integrate(solver: &mut dyn Solver, ctx: &mut StepCtx<'_>) {
+    solver.integrate(ctx);
+    let impulse = solver.contact_model() == ContactModel::Impulse;
+    let slop = if impulse { ctx.contacts().slop } else { 0.0 };
+    if impulse {
+        let p = &mut ctx.cloth.particles;
+        collision::project_out(
+            &mut p.x,
+            &mut p.v,
+            &p.inv_mass,
+            ctx.params,
+            ctx.ball_end,
+            true,
+            slop,
+        );
+    }
+    hold_on_rods(ctx.gliders, &mut ctx.cloth.particles, None, Some(slop));
 }
 
 /// Keep dynamic glider particles on their rods: remove velocity (and, given `accel`,

@@ -169,6 +169,14 @@ pub struct StepStats {
     pub impact_zones: u32,
     /// Particles in those zones.
     pub zone_particles: u32,
+    /// Rounds of the fail-safe's merges, over all its calls in the step.
+    pub zone_rounds: u32,
+    /// Times the cloth was solved again around the zones (each a position pass, counted
+    /// in the iterations too): where growing them would not do.
+    pub zone_resolves: u32,
+    /// Neither growth nor a re-solve brought every edge at a zone's border back within the
+    /// tolerance (the step's strain says by how much; the next step's solve takes it back).
+    pub zone_cut_short: bool,
     /// (Edge, triangle) pairs of the cloth passing through each other at the end of the
     /// step; counted only with self-collision on.
     pub crossings: u32,
@@ -281,6 +289,9 @@ impl StepStats {
             self_contacts: 0,
             impact_zones: 0,
             zone_particles: 0,
+            zone_rounds: 0,
+            zone_resolves: 0,
+            zone_cut_short: false,
             crossings: 0,
             self_gathers: 0,
             self_contact_time: Duration::ZERO,

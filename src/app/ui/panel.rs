@@ -454,6 +454,16 @@ fn readouts_section(ui: &mut egui::Ui, state: &SimState) {
                 "self-contact: {} rows, fail-safe {} zones ({} particles)",
                 s.self_contacts, s.impact_zones, s.zone_particles
             ));
+            if s.zone_resolves > 0 || s.zone_cut_short {
+                ui.label(format!(
+                    "the cloth solved again around the zones{}",
+                    if s.zone_cut_short {
+                        "; a zone's border left stretched for the next step"
+                    } else {
+                        ""
+                    }
+                ));
+            }
         }
         // A cap that cut the pass short is what leaves the cloth stretched: say so loudly.
         let (colour, text) = if s.converged {

@@ -20,7 +20,11 @@
 //!    Coulomb friction;
 //! 3. **the fail-safe** ([`SelfContact::fail_safe`], [`zones`]) after integration: any
 //!    pair that still touches on the straight path from the step's start to its end is
-//!    merged into a rigid impact zone, which keeps its edge lengths;
+//!    merged into a rigid impact zone, which keeps its edge lengths; a zone grows only by
+//!    contacts, by a bounded number of rings over the edges its rigid motion stretched
+//!    ([`SelfContact::grow_over_stretched`]), and the rest of the cloth is solved again
+//!    around it where that does not do (`World`'s re-solve), so the cloth outside the
+//!    contacts moves on;
 //! 4. **the crossing count** ([`SelfContact::count_crossings`]) of the end state: (edge,
 //!    triangle) pairs that pass through each other. A state that starts tangled (self
 //!    collision turned on mid-fold) is stepped with the tangled particles left out of the
@@ -60,8 +64,25 @@ pub const TOUCH: f64 = 1e-7;
 /// [`SelfContact::fail_safe`]).
 pub const CHECK_EVERY: u32 = 30;
 
-/// Zone merges the fail-safe tries before it moves the whole cloth as one zone.
-pub const MAX_ZONE_ROUNDS: u32 = 64;
+/// Times a step's fail-safe moves its zones out of the colliders, and grows them over the
+/// edges they stretch, before it settles for what it has ([`crate::sim::World`]).
+pub const MAX_REPAIRS: u32 = 2;
+
+/// Rings a zone grows by over the edges its rigid motion stretched, per growth
+/// ([`SelfContact::grow_over_stretched`]). Bounded, so that a zone never spreads over a
+/// cloth that moved on; what is left stretched the next step's solve takes back.
+pub const MAX_RINGS: u32 = 32;
+
+/// Times a step solves the cloth again around the zones where growing them would not do
+/// ([`crate::sim::World`]).
+pub const MAX_RESOLVES: u32 = 1;
+
+/// Sweeps (of the iterative and strips solvers, and of the strips that finish Newton's
+/// and the SLE's passes) a re-solve around the zones may take per pass.
+pub const RESOLVE_SWEEPS: u32 = 1000;
+
+/// Newton steps or SLE solves a re-solve around the zones may take per pass.
+pub const RESOLVE_SOLVES: u32 = 10;
 
 /// Items (triangles or edges) a thread of the gather queries at a time.
 const GATHER_CHUNK: usize = 256;
@@ -76,6 +97,8 @@ pub struct FailSafe {
     /// (Edge, triangle) pairs passing through each other at the end of the step
     /// ([`SelfContact::count_crossings`]).
     pub crossings: u32,
+    /// Rounds of merges.
+    pub rounds: u32,
 }
 
 /// A candidate pair: its kind, particles, key and distance at the step's start, and
@@ -109,6 +132,10 @@ pub struct SelfContact {
     /// Positions at the start of the step's position pass.
     x0: Vec<DVec3>,
     x_solver: Vec<DVec3>,
+    v_solver: Vec<DVec3>,
+    /// The solve's end state at the step's first fail-safe: the strains it left are
+    /// what the zones' borders are held to.
+    x_reference: Vec<DVec3>,
     /// The start and end positions the candidates were gathered for, and the margin they
     /// cover.
     reference0: Vec<DVec3>,
@@ -404,11 +431,22 @@ impl SelfContact {
         }
     }
 
-    /// The fail-safe after integration: rigid impact zones ([`zones`]) for every pair that
-    /// touches on the way from the step's start to `x`, and for the ends of an edge that
-    /// a zone left stretched beyond `tolerance` (or beyond what the solve left, if more).
-    /// Moves the zones' particles in `x` and `v`, then counts the crossings of the end
-    /// state ([`SelfContact::count_crossings`]).
+    /// The fail-safe after integration ([`zones`]): every pair that touches on the way
+    /// from the step's start to `x` merges its particles into a rigid impact zone, and
+    /// every zone moves rigidly in `x` and `v`. Here a zone grows only by contacts and by
+    /// an edge that its motion stretches beyond `tolerance` (or beyond what the solve
+    /// left, if more) whose other end cannot follow — another zone or a static particle —
+    /// so it stays as small as the contacts that need it;
+    /// the edges at its border to the rest of the cloth are the caller's
+    /// ([`SelfContact::border_stretched`], [`SelfContact::grow_over_stretched`]).
+    ///
+    /// `keep` keeps the zones of the last call in this step (after the world re-solved the
+    /// rest of the cloth around them, `x` holds them where they were moved). Rounds: a
+    /// round checks the pairs with a particle that moved in the last one (all in the
+    /// first), merges those that touch, and places every zone afresh from the solver's end
+    /// state. Zones only grow, so the rounds end — at worst with every particle in contact
+    /// in one zone; a cloth whose contacts do not span it is never frozen whole.
+    #[allow(clippy::too_many_arguments)]
     pub fn fail_safe(
         &mut self,
         cloth_edges: (&[[u32; 2]], &[f64]),
@@ -417,27 +455,39 @@ impl SelfContact {
         inv_mass: &[f64],
         h: f64,
         tolerance: f64,
+        keep: bool,
     ) -> FailSafe {
         let n = x.len();
-        self.zones.reset(n);
+        if !keep || self.zoned.len() != n || self.x_reference.len() != n {
+            self.zones.reset(n);
+            // The solve's end state: what its strains may be measured against.
+            self.x_reference.clear();
+            self.x_reference.extend_from_slice(x);
+        }
         self.x_solver.clear();
         self.x_solver.extend_from_slice(x);
+        self.v_solver.clear();
+        self.v_solver.extend_from_slice(v);
         let (edges, rest) = cloth_edges;
-        let strain = |x: &[DVec3], e: usize| {
-            let [a, b] = edges[e];
-            kernels::strain(x[a as usize].distance(x[b as usize]), rest[e])
-        };
-        let mut groups: Vec<Vec<u32>> = Vec::new();
         // Particles in a zone (of more than one particle) after the last round's moves.
         let mut in_zone = vec![false; n];
-        for round in 0..=MAX_ZONE_ROUNDS {
+        let mut groups = self.zones.groups();
+        for g in &groups {
+            for &i in g {
+                in_zone[i as usize] = true;
+            }
+        }
+        // Particles whose position the last round changed (every particle before the
+        // first): only pairs with one of them can have come into touch.
+        let mut changed = vec![true; n];
+        let mut last = x.to_vec();
+        let mut rounds = 0;
+        loop {
             self.ensure_candidates(x, inv_mass, TOUCH);
             let mut merged = false;
             for ci in 0..self.candidates.len() {
                 let c = self.candidates[ci];
-                // After the first round only zones have moved: a pair with no particle in
-                // one moves as it did then, when it was merged or found apart.
-                if round > 0 && !c.p.iter().any(|&i| in_zone[i as usize]) {
+                if !c.p.iter().any(|&i| changed[i as usize]) {
                     continue;
                 }
                 if c.d0 - self.motion_bound(&c, x) > TOUCH {
@@ -452,13 +502,17 @@ impl SelfContact {
                     // zone's own start touched; nothing a merge can do.
                 }
             }
-            if !groups.is_empty() || merged {
+            if rounds > 0 || merged {
+                // An edge a zone left stretched whose other end cannot follow it.
                 for (e, &[a, b]) in edges.iter().enumerate() {
-                    if !(in_zone[a as usize] || in_zone[b as usize]) {
+                    let (za, zb) = (in_zone[a as usize], in_zone[b as usize]);
+                    let fixed = |i: u32| inv_mass[i as usize] == 0.0;
+                    let held = (za && (zb || fixed(b))) || (zb && fixed(a));
+                    if !held || self.zones.find(a) == self.zones.find(b) {
                         continue;
                     }
-                    let limit = tolerance.max(strain(&self.x_solver, e)) * (1.0 + 1e-9);
-                    if strain(x, e) > limit {
+                    let limit = tolerance.max(strain_of(&self.x_reference, edges[e], rest[e]));
+                    if strain_of(x, edges[e], rest[e]) > limit * (1.0 + 1e-9) {
                         merged |= self.zones.union(a, b);
                     }
                 }
@@ -466,25 +520,136 @@ impl SelfContact {
             if !merged {
                 break;
             }
-            if round == MAX_ZONE_ROUNDS {
-                // The last resort: the whole cloth as one zone.
-                for i in 1..n as u32 {
-                    self.zones.union(0, i);
-                }
-            }
+            rounds += 1;
             x.copy_from_slice(&self.x_solver);
+            v.copy_from_slice(&self.v_solver);
             groups = self.zones.groups();
+            in_zone.iter_mut().for_each(|z| *z = false);
             for g in &groups {
                 zones::move_rigidly(g, &self.x0, &self.x_solver, inv_mass, h, x, v);
                 for &i in g {
                     in_zone[i as usize] = true;
                 }
             }
+            for i in 0..n {
+                changed[i] = x[i] != last[i];
+            }
+            last.copy_from_slice(x);
         }
-        // A step that starts intersection-free and whose every touching pair the fail-safe
-        // merged ends intersection-free (continuous detection over the whole step): the
-        // count is needed only where the state was not known clean — tangled, just turned
-        // on, a new cloth — and every CHECK_EVERY steps as a check of that reasoning.
+        self.zoned = in_zone;
+        FailSafe {
+            zones: groups.len() as u32,
+            particles: groups.iter().map(|g| g.len() as u32).sum(),
+            crossings: 0,
+            rounds,
+        }
+    }
+
+    /// Whether an edge at the border of the last fail-safe's zones is left stretched at
+    /// `x` beyond `tolerance` (or beyond what the solve left, if more): the rest of the
+    /// cloth has to be solved again around the zones.
+    pub fn border_stretched(
+        &self,
+        cloth_edges: (&[[u32; 2]], &[f64]),
+        x: &[DVec3],
+        tolerance: f64,
+    ) -> bool {
+        let (edges, rest) = cloth_edges;
+        let z = &self.zoned;
+        if z.len() != x.len() || self.x_reference.len() != x.len() {
+            return false;
+        }
+        edges.iter().zip(rest).any(|(&[a, b], &l)| {
+            z[a as usize] != z[b as usize]
+                && strain_of(x, [a, b], l)
+                    > tolerance.max(strain_of(&self.x_reference, [a, b], l)) * (1.0 + 1e-9)
+        })
+    }
+
+    /// Gather the candidates afresh next time: the static set they left out changed (the
+    /// world's re-solve around the zones held their particles static for a pass).
+    pub fn forget_candidates(&mut self) {
+        self.gathered = false;
+    }
+
+    /// The last fail-safe's zones (of more than one particle).
+    pub fn zone_groups(&mut self) -> Vec<Vec<u32>> {
+        self.zones.groups()
+    }
+
+    /// The last resort where solving the cloth again around the zones left a border edge
+    /// stretched: merge the two ends of every such edge and move the grown zones rigidly
+    /// from the positions the last [`SelfContact::fail_safe`] started from, ring by ring,
+    /// until no border edge is stretched. Zones so grow only as far as their rigid motion
+    /// strains the cloth; the next [`SelfContact::fail_safe`] (with `keep`) checks what the
+    /// grown zones now touch. Whether anything merged.
+    #[allow(clippy::too_many_arguments)]
+    pub fn grow_over_stretched(
+        &mut self,
+        cloth_edges: (&[[u32; 2]], &[f64]),
+        x: &mut [DVec3],
+        v: &mut [DVec3],
+        inv_mass: &[f64],
+        h: f64,
+        tolerance: f64,
+    ) -> bool {
+        let (edges, rest) = cloth_edges;
+        let n = x.len();
+        if self.zoned.len() != n || self.x_reference.len() != n || self.x_solver.len() != n {
+            return false;
+        }
+        let mut any = false;
+        for _ in 0..MAX_RINGS {
+            // A zone with a static particle stays where the step began: grown, it would
+            // hold back ring after ring of a cloth that moved on. Neither it nor a static
+            // particle grows; the re-solve takes its border back.
+            let mut fixed = vec![false; n];
+            for i in 0..n as u32 {
+                if inv_mass[i as usize] == 0.0 {
+                    let r = self.zones.find(i);
+                    fixed[r as usize] = true;
+                }
+            }
+            let mut merged = false;
+            for (&[a, b], &l) in edges.iter().zip(rest) {
+                let (ra, rb) = (self.zones.find(a), self.zones.find(b));
+                if fixed[ra as usize] || fixed[rb as usize] {
+                    continue;
+                }
+                let limit = tolerance.max(strain_of(&self.x_reference, [a, b], l)) * (1.0 + 1e-9);
+                if self.zoned[a as usize] != self.zoned[b as usize]
+                    && strain_of(x, [a, b], l) > limit
+                {
+                    merged |= self.zones.union(a, b);
+                }
+            }
+            if !merged {
+                return any;
+            }
+            any = true;
+            x.copy_from_slice(&self.x_solver);
+            v.copy_from_slice(&self.v_solver);
+            for g in self.zones.groups() {
+                zones::move_rigidly(&g, &self.x0, &self.x_solver, inv_mass, h, x, v);
+                for &i in &g {
+                    self.zoned[i as usize] = true;
+                }
+            }
+        }
+        any
+    }
+
+    /// The particles in the last fail-safe's zones.
+    pub fn zone_mask(&self) -> &[bool] {
+        &self.zoned
+    }
+
+    /// Count the crossings of the end state where that is needed, and return them: a step
+    /// that starts intersection-free and whose every touching pair the fail-safe merged
+    /// ends intersection-free (continuous detection over the whole step), so the count is
+    /// needed only where the state was not known clean — tangled, just turned on, a new
+    /// cloth — and every [`CHECK_EVERY`] steps as a check of that reasoning.
+    pub fn check_crossings(&mut self, x: &[DVec3]) -> usize {
         self.since_count += 1;
         let crossings = if self.crossings > 0 || self.since_count >= CHECK_EVERY {
             self.count_crossings(x)
@@ -492,12 +657,7 @@ impl SelfContact {
             0
         };
         self.crossings = crossings;
-        self.zoned = in_zone;
-        FailSafe {
-            zones: groups.len() as u32,
-            particles: groups.iter().map(|g| g.len() as u32).sum(),
-            crossings: crossings as u32,
-        }
+        crossings
     }
 
     /// Whether particle `i` is in one of the step's rows.
@@ -589,6 +749,11 @@ fn gather_in_order<T: Sync>(
     for c in chunks {
         out.extend(c);
     }
+}
+
+/// Relative strain of edge `e` with rest length `rest` at `x`.
+fn strain_of(x: &[DVec3], e: [u32; 2], rest: f64) -> f64 {
+    kernels::strain(x[e[0] as usize].distance(x[e[1] as usize]), rest)
 }
 
 /// How far positions `x` stray from `reference` once their mean displacement is taken

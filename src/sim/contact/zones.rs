@@ -1,5 +1,5 @@
 //! The fail-safe: rigid impact zones (Provot 1997; Bridson, Fedkiw & Anderson 2002 §7.4;
-//! Harmon et al. 2008).
+//! Harmon et al. 2008), kept local.
 //!
 //! Where the solve left a collision in the step's motion — a pair of features that touch
 //! on the straight path from the step's start to its end — the particles of the pair are
@@ -8,10 +8,16 @@
 //! A rigid motion keeps every distance inside the zone, so a zone cannot collide with
 //! itself and its edges keep the lengths they started the step with — the inextensibility
 //! the solvers bought. Zones that still collide with each other or with the rest are
-//! merged and moved again, and so are the two ends of an edge that leaves a zone stretched
-//! beyond the tolerance; the zones only grow, and a zone holding a static particle stays
-//! where it started, so the loop ends — at worst with the whole cloth where the step
-//! began, intersection-free if the step began so.
+//! merged and moved again; zones only grow, so the loop ends.
+//!
+//! A zone grows by contacts (Harmon et al. 2008's clusters), not by the cloth around it:
+//! the edges its rigid motion stretches at its border are taken back by growing it a
+//! bounded number of rings (never over a static particle), then by solving the rest of
+//! the cloth again with the zones held (`World`), and what is still stretched after that
+//! is left to the next step and reported. A zone with a static particle — in a contact,
+//! or at the other end of an edge the zone stretched, which nothing else can take back —
+//! stays where it started; the rings it may grow by are bounded, so it never freezes a
+//! cloth whose contacts do not span it (docs/numerics.md, "Self-contact").
 
 use glam::{DMat3, DQuat, DVec3};
 
