@@ -52,6 +52,7 @@ struct Tally {
     recovered: u64,
     whole: usize,
     frozen: usize,
+    rounds_cut: usize,
 }
 
 fn random_world(rng: &mut ChaCha8Rng, params: &SimParams) -> World {
@@ -117,6 +118,14 @@ fn checked_step(
         "{what}: {} contact rounds",
         stats.contact_rounds
     );
+    // Every pass within its cap: the step's, each contact round's, each re-solve's.
+    let per_pass = w.params.hard_cap.max(w.params.max_iterations);
+    assert!(
+        stats.position_iterations <= per_pass * (passes + stats.contact_rounds),
+        "{what}: {} iterations",
+        stats.position_iterations
+    );
+    tally.rounds_cut += usize::from(stats.contact_rounds_cut);
     assert!(
         stats.zone_rounds as usize <= n,
         "{what}: {} merge rounds",
@@ -221,9 +230,8 @@ fn hostile_sessions_keep_self_contact_guarantees() {
     eprintln!(
         "{} steps, {} from a clean state with self-collision on; zones in {} steps \
          (largest {:.0} % of the cloth; the whole cloth, on a clean state, in {}, frozen \
-         in {}), left \
-         stretched in {}; at most {:.1} rows a particle, {} iterations, {} merge rounds \
-         in a step",
+         in {}), left stretched in {}; contact rounds stopped after two capped passes in \
+         {}; at most {:.1} rows a particle, {} iterations, {} merge rounds in a step",
         tally.steps,
         tally.guarded,
         tally.zone_steps,
@@ -231,6 +239,7 @@ fn hostile_sessions_keep_self_contact_guarantees() {
         tally.whole,
         tally.frozen,
         tally.cut_short,
+        tally.rounds_cut,
         tally.most_rows_per_particle,
         tally.most_iterations,
         tally.most_zone_rounds

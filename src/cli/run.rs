@@ -291,6 +291,8 @@ pub struct WorkSummary {
     pub polish_sweeps: u64,
     /// Position passes re-run for contact.
     pub contact_rounds: u64,
+    /// Steps whose contact rounds stopped after two passes in a row ran to their cap.
+    pub contact_rounds_cut_steps: u64,
 }
 
 /// The JSON report of `run`.
@@ -697,6 +699,7 @@ pub fn simulate(
         report.work.factorizations += u64::from(stats.factorizations);
         report.work.polish_sweeps += u64::from(stats.polish_sweeps);
         report.work.contact_rounds += u64::from(stats.contact_rounds);
+        report.work.contact_rounds_cut_steps += u64::from(stats.contact_rounds_cut);
         report.locked_particles = report.locked_particles.max(stats.locked_particles);
         let sc = &mut report.self_contact;
         sc.max_contacts = sc.max_contacts.max(stats.self_contacts);

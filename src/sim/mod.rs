@@ -891,7 +891,9 @@ impl World {
     /// ([`collision::ContactSweep::visit`]: normal impulse with Coulomb friction, a ring
     /// put back on its rod) and the pass runs again from there — a block Gauss–Seidel
     /// between the contact set and the distance constraints, at most
-    /// [`MAX_CONTACT_ROUNDS`] times. The solvers keep their caches across the rounds of
+    /// [`MAX_CONTACT_ROUNDS`] times, and no more once a round's pass ran to its cap after
+    /// a capped pass ([`StepStats::contact_rounds_cut`]): a step's work stays within about
+    /// two capped passes. The solvers keep their caches across the rounds of
     /// one step; iteration counts add up over the rounds.
     fn contact_rounds(&mut self, solver: &mut dyn Solver, self_on: bool) {
         for _ in 0..MAX_CONTACT_ROUNDS {
@@ -911,6 +913,12 @@ impl World {
             }
             let s = &mut *ctx.stats;
             let capped = s.capped || s.hard_capped;
+            if capped && s.contact_rounds > 0 {
+                // Two passes in a row ran to their cap: a third would too. The fail-safe
+                // and the colliders' projection after integration hold what is left.
+                s.contact_rounds_cut = true;
+                return;
+            }
             s.contact_rounds += 1;
             let before = s.take_pass_counts();
             solver.position_pass(&mut ctx);

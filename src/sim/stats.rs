@@ -117,6 +117,9 @@ pub struct StepStats {
     /// Position passes re-run because a preview ended inside a collider or off its rod
     /// ([`crate::sim::MAX_CONTACT_ROUNDS`]); 0 without contact.
     pub contact_rounds: u32,
+    /// The contact rounds stopped early: a round's pass ran to its cap after a capped
+    /// pass ([`crate::sim::World`]'s contact rounds).
+    pub contact_rounds_cut: bool,
     /// Sweeps or solves of the velocity pass.
     pub velocity_iterations: u32,
     /// Largest relative strain |d − L|/L after the step.
@@ -289,6 +292,7 @@ impl StepStats {
             self_contacts: 0,
             impact_zones: 0,
             zone_particles: 0,
+            contact_rounds_cut: false,
             zone_rounds: 0,
             zone_resolves: 0,
             zone_cut_short: false,

@@ -440,8 +440,9 @@ impl SelfContact {
     /// the edges at its border to the rest of the cloth are the caller's
     /// ([`SelfContact::border_stretched`], [`SelfContact::grow_over_stretched`]).
     ///
-    /// `keep` keeps the zones of the last call in this step (after the world re-solved the
-    /// rest of the cloth around them, `x` holds them where they were moved). Rounds: a
+    /// `keep` keeps the zones of the last call in this step (after they were moved out of a
+    /// collider, grown, or the rest of the cloth solved again around them, `x` holds them
+    /// where they are). Rounds: a
     /// round checks the pairs with a particle that moved in the last one (all in the
     /// first), merges those that touch, and places every zone afresh from the solver's end
     /// state. Zones only grow, so the rounds end — at worst with every particle in contact
@@ -521,16 +522,7 @@ impl SelfContact {
                 break;
             }
             rounds += 1;
-            x.copy_from_slice(&self.x_solver);
-            v.copy_from_slice(&self.v_solver);
-            groups = self.zones.groups();
-            in_zone.iter_mut().for_each(|z| *z = false);
-            for g in &groups {
-                zones::move_rigidly(g, &self.x0, &self.x_solver, inv_mass, h, x, v);
-                for &i in g {
-                    in_zone[i as usize] = true;
-                }
-            }
+            groups = self.place_zones(x, v, inv_mass, h, &mut in_zone);
             for i in 0..n {
                 changed[i] = x[i] != last[i];
             }
@@ -577,10 +569,11 @@ impl SelfContact {
         self.zones.groups()
     }
 
-    /// The last resort where solving the cloth again around the zones left a border edge
-    /// stretched: merge the two ends of every such edge and move the grown zones rigidly
-    /// from the positions the last [`SelfContact::fail_safe`] started from, ring by ring,
-    /// until no border edge is stretched. Zones so grow only as far as their rigid motion
+    /// Where a zone's rigid motion stretched an edge at its border: merge the two ends of
+    /// every such edge and move the grown zones rigidly from the positions the last
+    /// [`SelfContact::fail_safe`] started from, ring by ring, until no border edge is
+    /// stretched or [`MAX_RINGS`] rings are grown. A zone with a static particle does not
+    /// grow, nor does any zone over one. Zones so grow only as far as their rigid motion
     /// strains the cloth; the next [`SelfContact::fail_safe`] (with `keep`) checks what the
     /// grown zones now touch. Whether anything merged.
     #[allow(clippy::too_many_arguments)]
@@ -627,16 +620,35 @@ impl SelfContact {
                 return any;
             }
             any = true;
-            x.copy_from_slice(&self.x_solver);
-            v.copy_from_slice(&self.v_solver);
-            for g in self.zones.groups() {
-                zones::move_rigidly(&g, &self.x0, &self.x_solver, inv_mass, h, x, v);
-                for &i in &g {
-                    self.zoned[i as usize] = true;
-                }
-            }
+            let mut zoned = std::mem::take(&mut self.zoned);
+            self.place_zones(x, v, inv_mass, h, &mut zoned);
+            self.zoned = zoned;
         }
         any
+    }
+
+    /// Put every particle back where the solve left it and move every zone rigidly from
+    /// the step's start ([`zones::move_rigidly`]); marks the zones' particles in `in_zone`
+    /// and returns the zones.
+    fn place_zones(
+        &mut self,
+        x: &mut [DVec3],
+        v: &mut [DVec3],
+        inv_mass: &[f64],
+        h: f64,
+        in_zone: &mut [bool],
+    ) -> Vec<Vec<u32>> {
+        x.copy_from_slice(&self.x_solver);
+        v.copy_from_slice(&self.v_solver);
+        let groups = self.zones.groups();
+        in_zone.iter_mut().for_each(|z| *z = false);
+        for g in &groups {
+            zones::move_rigidly(g, &self.x0, &self.x_solver, inv_mass, h, x, v);
+            for &i in g {
+                in_zone[i as usize] = true;
+            }
+        }
+        groups
     }
 
     /// The particles in the last fail-safe's zones.
