@@ -94,9 +94,6 @@ pub struct FailSafe {
     pub zones: u32,
     /// Particles in them.
     pub particles: u32,
-    /// (Edge, triangle) pairs passing through each other at the end of the step
-    /// ([`SelfContact::count_crossings`]).
-    pub crossings: u32,
     /// Rounds of merges.
     pub rounds: u32,
 }
@@ -512,8 +509,7 @@ impl SelfContact {
                     if !held || self.zones.find(a) == self.zones.find(b) {
                         continue;
                     }
-                    let limit = tolerance.max(strain_of(&self.x_reference, edges[e], rest[e]));
-                    if strain_of(x, edges[e], rest[e]) > limit * (1.0 + 1e-9) {
+                    if self.beyond_limit(x, [a, b], rest[e], tolerance) {
                         merged |= self.zones.union(a, b);
                     }
                 }
@@ -532,7 +528,6 @@ impl SelfContact {
         FailSafe {
             zones: groups.len() as u32,
             particles: groups.iter().map(|g| g.len() as u32).sum(),
-            crossings: 0,
             rounds,
         }
     }
@@ -552,10 +547,16 @@ impl SelfContact {
             return false;
         }
         edges.iter().zip(rest).any(|(&[a, b], &l)| {
-            z[a as usize] != z[b as usize]
-                && strain_of(x, [a, b], l)
-                    > tolerance.max(strain_of(&self.x_reference, [a, b], l)) * (1.0 + 1e-9)
+            z[a as usize] != z[b as usize] && self.beyond_limit(x, [a, b], l, tolerance)
         })
+    }
+
+    /// Whether edge `e` (rest length `rest`) is stretched at `x` beyond `tolerance`, or
+    /// beyond what the step's solve left it at if more (up to round-off): the limit every
+    /// zone border is held to.
+    fn beyond_limit(&self, x: &[DVec3], e: [u32; 2], rest: f64, tolerance: f64) -> bool {
+        let limit = tolerance.max(strain_of(&self.x_reference, e, rest));
+        strain_of(x, e, rest) > limit * (1.0 + 1e-9)
     }
 
     /// Gather the candidates afresh next time: the static set they left out changed (the
@@ -605,14 +606,14 @@ impl SelfContact {
             }
             let mut merged = false;
             for (&[a, b], &l) in edges.iter().zip(rest) {
+                if self.zoned[a as usize] == self.zoned[b as usize] {
+                    continue;
+                }
                 let (ra, rb) = (self.zones.find(a), self.zones.find(b));
                 if fixed[ra as usize] || fixed[rb as usize] {
                     continue;
                 }
-                let limit = tolerance.max(strain_of(&self.x_reference, [a, b], l)) * (1.0 + 1e-9);
-                if self.zoned[a as usize] != self.zoned[b as usize]
-                    && strain_of(x, [a, b], l) > limit
-                {
+                if self.beyond_limit(x, [a, b], l, tolerance) {
                     merged |= self.zones.union(a, b);
                 }
             }
