@@ -7,12 +7,20 @@ use crate::sim::{ScenePreset, SolverKind};
 /// Flags of the desktop app (no subcommand).
 #[derive(Debug, Clone, clap::Args)]
 pub struct AppArgs {
-    /// Starting scene: hanging, curtain, drape, flag, curtain-rod, pile, fold.
+    /// Starting scene: hanging, curtain, drape, flag, curtain-rod, pile, fold (grids);
+    /// tablecloth, flag-hole, skirt, square (meshes).
     #[arg(long, default_value_t = config::SCENE)]
     pub scene: ScenePreset,
     /// Starting grid: N or WxH.
     #[arg(long, default_value_t = GridArg::square(config::GRID))]
     pub grid: GridArg,
+    /// Build the cloth on this triangle mesh (Wavefront OBJ) instead of the grid: scaled so
+    /// its longest side is the scene's size, centred, its top at 1.2 × size.
+    #[arg(long, value_name = "PATH")]
+    pub mesh: Option<std::path::PathBuf>,
+    /// Which edges of a mesh are distance constraints: quads or all-edges.
+    #[arg(long, default_value_t = crate::sim::mesh::ConstraintChoice::Quads, value_parser = crate::cli::constraint_choice)]
+    pub constraints: crate::sim::mesh::ConstraintChoice,
     /// Starting solver: iterative, sle, verlet, strips, strain-limit, newton.
     #[arg(long, default_value_t = config::SOLVER)]
     pub solver: SolverKind,

@@ -61,7 +61,8 @@ struct Launch {
 
 /// Open the app.
 pub fn run(args: AppArgs) -> ExitCode {
-    if args.grid.width < 2 || args.grid.height < 2 {
+    if args.mesh.is_none() && !args.scene.is_mesh() && (args.grid.width < 2 || args.grid.height < 2)
+    {
         eprintln!(
             "error: the app needs a grid of at least 2×2 particles (a single row or column has \
              no surface to draw or grab); `impulse-cloth run` simulates it headless"
@@ -80,7 +81,21 @@ pub fn run(args: AppArgs) -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::from(2);
     }
-    let (scene, params) = launch_setup(&args);
+    let (mut scene, params) = launch_setup(&args);
+    if let Some(path) = &args.mesh {
+        match crate::sim::mesh::obj::read(path) {
+            Ok(mesh) => {
+                scene.mesh = Some(crate::sim::scene::MeshSource {
+                    name: path.display().to_string(),
+                    mesh: std::sync::Arc::new(mesh),
+                })
+            }
+            Err(e) => {
+                eprintln!("error: --mesh {}: {e}", path.display());
+                return ExitCode::from(2);
+            }
+        }
+    }
     let dt = params.dt;
     let state = match SimState::new(scene, params, args.solver) {
         Ok(s) => s,
@@ -157,6 +172,7 @@ pub fn launch_setup(args: &AppArgs) -> (SceneSpec, SimParams) {
     };
     let mut scene = SceneSpec::new(args.scene, args.grid.width, args.grid.height);
     scene.slack = config::slack(args.scene);
+    scene.constraints = args.constraints;
     (scene, params)
 }
 
@@ -227,7 +243,8 @@ fn on_exit(
             "frames": launch.frame,
             "steps": state.total_steps,
             "solver": state.kind.name(),
-            "grid": [state.world.cloth.topology.width, state.world.cloth.topology.height],
+            "grid": state.world.cloth.topology.grid.map(|g| [g.width, g.height]),
+            "particles": state.world.cloth.len(),
             "grabbed": state.ever_grabbed,
             "max_displacement": state.max_displacement,
             "grab_travel": state.grab_travel,

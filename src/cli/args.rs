@@ -153,7 +153,17 @@ pub fn non_negative(s: &str) -> Result<f64, String> {
 
 /// A pin set (see [`PinSpec`]); the names are case-insensitive (`CORNERS` = `corners`).
 pub fn pins(s: &str) -> Result<PinSpec, String> {
-    s.trim().to_ascii_lowercase().parse()
+    let s = s.trim();
+    // A group's name is the file's, case and all.
+    match s.get(..6) {
+        Some(head) if head.eq_ignore_ascii_case("group:") => format!("group:{}", &s[6..]).parse(),
+        _ => s.to_ascii_lowercase().parse(),
+    }
+}
+
+/// A mesh's constraint choice (`quads`, `all-edges`), case-insensitive.
+pub fn constraint_choice(s: &str) -> Result<crate::sim::mesh::ConstraintChoice, String> {
+    s.trim().parse()
 }
 
 /// Check a flag's value against the parameter's description, naming the flag and the

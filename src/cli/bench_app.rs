@@ -181,9 +181,48 @@ pub const FAR_DRAG_TIMES: [f64; 3] = [0.125, 0.375, 0.875];
 ///
 /// With `far`, the far version of it ([`FAR_DRAG_TIMES`]).
 pub fn scene_drag(scene: ScenePreset, world: &World, frames: u64, far: bool) -> Drag {
-    let (w, h) = (world.cloth.topology.width, world.cloth.topology.height);
     let x = &world.cloth.particles.x;
+    // A mesh has no rows: the same particles by place (lexicographic extremes of the rest
+    // shape), which on a grid are the ones the indices name.
+    let (w, h) = match world.cloth.topology.grid {
+        Some(g) => (g.width, g.height),
+        None => (0, 0),
+    };
+    let most = |key: &dyn Fn(DVec3) -> (f64, f64)| {
+        (0..x.len())
+            .max_by(|&a, &b| {
+                let (ka, kb) = (key(x[a]), key(x[b]));
+                ka.0.total_cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
+            })
+            .unwrap_or(0)
+    };
     let (particle, offset) = match scene {
+        _ if w == 0 => match scene {
+            // Rim of a tablecloth (or of a mesh draped over the ball): the particle farthest
+            // out, carried up and away like the drape's corner.
+            ScenePreset::Drape | ScenePreset::Tablecloth => {
+                let i = most(&|p| (p.with_y(0.0).length(), -p.x));
+                let centre = x.iter().copied().sum::<DVec3>() / x.len() as f64;
+                let away = (x[i] - centre).with_y(0.0).normalize_or(DVec3::X);
+                (i, (away + DVec3::Y).normalize() * 2.0)
+            }
+            // The free top corner: farthest from the pole, then highest.
+            ScenePreset::Flag | ScenePreset::FlagHole => {
+                let i = most(&|p| (p.x, p.y));
+                (i, DVec3::X * 2.0)
+            }
+            // The skirt's top rim, lifted 2 m: it is pulled off the ball.
+            ScenePreset::Skirt | ScenePreset::Pile => {
+                (most(&|p| (p.y, -p.x)), DVec3::new(0.0, 2.0, 0.0))
+            }
+            ScenePreset::Curtain => (most(&|p| (-p.y, -p.x.abs())), DVec3::new(0.0, -1.0, 1.5)),
+            ScenePreset::Fold => {
+                let d = scene.script(world).expect("the fold has a script");
+                (d.particle, d.to - x[d.particle])
+            }
+            // The middle of the free (near) edge, pulled down and out.
+            _ => (most(&|p| (p.z, -p.x.abs())), DVec3::new(0.0, -2.0, 1.0)),
+        },
         ScenePreset::Drape => {
             let centre = x.iter().copied().sum::<DVec3>() / x.len() as f64;
             let away = (x[0] - centre).with_y(0.0).normalize_or(DVec3::X);

@@ -7,4 +7,7 @@ pub mod bench_app;
 pub mod bench_common;
 pub mod run;
 
-pub use args::{BallArg, GridArg, Vec3Arg, check_flag, non_negative, parse_floats, pins, positive};
+pub use args::{
+    BallArg, GridArg, Vec3Arg, check_flag, constraint_choice, non_negative, parse_floats, pins,
+    positive,
+};

@@ -13,7 +13,9 @@ use super::check_flag;
 use super::{BallArg, GridArg, Vec3Arg, non_negative, positive};
 use crate::config;
 use crate::output::{check_writable, write_atomic};
+use crate::sim::mesh::ConstraintChoice;
 use crate::sim::params;
+use crate::sim::scene::MeshSource;
 use crate::sim::{
     Ball, Drag, DragScript, PinSpec, ScenePreset, SceneSpec, SimError, SimParams, SolverKind,
     StepStats, World,
@@ -119,6 +121,16 @@ pub struct RunArgs {
     /// hold it there, let go at T2 (never if omitted) — what a mouse drag in the app does.
     #[arg(long, value_name = "I:X,Y,Z:T0:T1[:T2]", allow_hyphen_values = true)]
     pub drag: Vec<Drag>,
+    /// Build the cloth on this triangle mesh (Wavefront OBJ) instead of the grid or the
+    /// scene's own mesh: scaled so its longest side is `--size`, centred, its top at
+    /// 1.2 × size (README, "Your own mesh").
+    #[arg(long, value_name = "PATH")]
+    pub mesh: Option<PathBuf>,
+    /// Which edges of a mesh are distance constraints: `quads` (triangles paired into
+    /// quads, their sides constrained, their diagonals shear springs) or `all-edges`
+    /// (every edge: the mesh locks; kept to measure that).
+    #[arg(long, default_value_t = ConstraintChoice::Quads, value_parser = super::constraint_choice)]
+    pub constraints: ConstraintChoice,
     /// Write a JSON report here.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
@@ -302,8 +314,10 @@ pub struct Report {
     pub solver: SolverKind,
     /// Scene name.
     pub scene: ScenePreset,
-    /// [W, H].
-    pub grid: [usize; 2],
+    /// [W, H] of a grid cloth; null for a mesh.
+    pub grid: Option<[usize; 2]>,
+    /// The mesh the cloth was built on (a file name), if not a grid.
+    pub mesh: Option<String>,
     /// Time step (frame), s.
     pub dt: f64,
     /// Substeps per step.
@@ -330,6 +344,9 @@ pub struct Report {
     pub edges: Vec<[u32; 2]>,
     /// Their rest lengths.
     pub rest_lengths: Vec<f64>,
+    /// The cloth's triangles (particle triples, counter-clockwise seen from the front): with
+    /// `edges`, what a reader needs to count crossings from the positions.
+    pub triangles: Vec<[u32; 3]>,
     /// Per-step wall time, ms.
     pub ms_per_step: TimeSummary,
     /// Position-pass iterations.
@@ -474,6 +491,21 @@ pub fn build_world(args: &RunArgs) -> Result<World, String> {
         params.ball = Some(Ball::still(b.center, b.radius));
     }
     let mut spec = SceneSpec::new(args.scene, args.grid.width, args.grid.height);
+    if let Some(path) = &args.mesh {
+        if args.slack.is_some_and(|s| s > 0.0) {
+            return Err(
+                "--slack bends a grid's rows; a mesh is built as its file shapes it (drop --slack or --mesh)"
+                    .into(),
+            );
+        }
+        let mesh = crate::sim::mesh::obj::read(path)
+            .map_err(|e| format!("--mesh {}: {e}", path.display()))?;
+        spec.mesh = Some(MeshSource {
+            name: path.display().to_string(),
+            mesh: std::sync::Arc::new(mesh),
+        });
+    }
+    spec.constraints = args.constraints;
     spec.size = args.size;
     spec.mass = args.mass;
     spec.slack = args.slack();
@@ -501,6 +533,8 @@ pub fn build_world(args: &RunArgs) -> Result<World, String> {
             format!("--perturb: {reason}")
         }
         SimError::ParticleOutOfRange { .. } => format!("--pin: {e}"),
+        SimError::Mesh(crate::sim::mesh::MeshError::NoGroup { .. }) => format!("--pin: {e}"),
+        SimError::InvalidParameter { name, .. } if *name == "pin" => format!("--pin: {e}"),
         _ => e.to_string(),
     })?;
     for d in &args.drag {
@@ -529,15 +563,22 @@ fn obj_path(dir: &Path, step: u64) -> PathBuf {
 }
 
 fn write_obj(dir: &Path, step: u64, world: &World) -> std::io::Result<()> {
-    let mut s = String::with_capacity(world.cloth.len() * 40);
-    s.push_str(&format!("# impulse-cloth step {step}\n"));
-    for x in &world.cloth.particles.x {
-        s.push_str(&format!("v {} {} {}\n", x.x, x.y, x.z));
-    }
-    for t in &world.cloth.topology.triangles {
-        s.push_str(&format!("f {} {} {}\n", t[0] + 1, t[1] + 1, t[2] + 1));
-    }
+    let body = crate::sim::mesh::obj::write(
+        &world.cloth.particles.x,
+        &world.cloth.topology.triangles,
+        &[],
+    );
+    let s = format!("# impulse-cloth step {step}\n{body}");
     write_atomic(&obj_path(dir, step), s.as_bytes())
+}
+
+/// The name `run`'s report gives the cloth's mesh: the `--mesh` path, else the scene's own
+/// mesh file, else none (a grid).
+fn mesh_name(args: &RunArgs) -> Option<String> {
+    match &args.mesh {
+        Some(p) => Some(p.display().to_string()),
+        None => args.scene.shipped_mesh().map(|(name, _)| name.to_string()),
+    }
 }
 
 /// One frame of `substeps` world steps, with statistics merged over the substeps: times and
@@ -614,7 +655,9 @@ pub fn simulate(
     let mut report = Report {
         solver: args.solver,
         scene: args.scene,
-        grid: [topo.width, topo.height],
+        grid: topo.grid.map(|g| [g.width, g.height]),
+        mesh: mesh_name(args),
+        triangles: topo.triangles.clone(),
         dt: world.params.dt * args.substeps() as f64,
         substeps: args.substeps(),
         steps: 0,
@@ -827,10 +870,12 @@ pub fn main(args: RunArgs) -> ExitCode {
         );
         println!("|---|---|---|---|---|---|---|---|---|---|");
         println!(
-            "| {} | {}x{} | {} | {:.3} | {:.3} | {:.1} | {} | {:.3e} | {} | {} |",
+            "| {} | {} | {} | {:.3} | {:.3} | {:.1} | {} | {:.3e} | {} | {} |",
             report.solver,
-            report.grid[0],
-            report.grid[1],
+            match report.grid {
+                Some([w, h]) => format!("{w}x{h}"),
+                None => format!("{} particles", report.particles),
+            },
             report.steps,
             report.ms_per_step.mean,
             report.ms_per_step.p95,

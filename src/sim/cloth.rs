@@ -1,5 +1,5 @@
 //! The cloth: particles as separate arrays and the constraint topology of a grid
-//! (004 §3.3, Figs. 1–2).
+//! (004 §3.3, Figs. 1–2) or of a triangle mesh ([`super::mesh`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -142,8 +142,19 @@ pub enum Orientation {
     Vertical,
 }
 
+/// The shape of a grid cloth: particle (r, c) is number r·W + c, its constraints are the
+/// grid's horizontal and vertical edges. What the grid's fast paths (strips along rows and
+/// columns, nested dissection on the lattice, taut chains) need; a mesh has none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct GridShape {
+    /// Particles per row.
+    pub width: usize,
+    /// Number of rows.
+    pub height: usize,
+}
+
 /// Structural constraints, springs, triangles and the colouring used by the parallel
-/// Gauss–Seidel sweep. Built once per grid; never changes while the cloth lives.
+/// Gauss–Seidel sweep. Built once per cloth; never changes while the cloth lives.
 ///
 /// Every topology built has a process-unique [`Topology::id`] (kept by clones) that the
 /// solvers key their caches on: the structure (sides, edges) must not be changed after
@@ -152,11 +163,18 @@ pub enum Orientation {
 #[derive(Debug, Clone)]
 pub struct Topology {
     id: u64,
-    /// Particles per row.
-    pub width: usize,
-    /// Number of rows.
-    pub height: usize,
-    /// Structural distance constraints (004 §3.2): every horizontal and vertical grid edge.
+    /// The grid's shape for a grid cloth, `None` for a mesh: code that walks rows and
+    /// columns must check it and fall back to the general graph without it.
+    pub grid: Option<GridShape>,
+    /// Size of the cloth at rest, m, for a mesh: the longest side of its bounding box as
+    /// placed ([`Topology::rest_extent`]; a grid's follows its rest lengths).
+    pub(crate) mesh_extent: f64,
+    /// A mesh's constraints covered by straight acyclic paths, in families that share no
+    /// particle ([`super::mesh::paths::strip_cover`], from the rest shape): its strips and
+    /// the lines its taut chains are looked for on. Empty for a grid (its rows and columns).
+    pub(crate) cover: Vec<Vec<super::mesh::paths::Path>>,
+    /// Structural distance constraints (004 §3.2): every horizontal and vertical grid edge,
+    /// or the sides of a mesh's quads ([`super::mesh`]).
     pub edges: Vec<[u32; 2]>,
     /// d(0) of each constraint, m.
     pub rest: Vec<f64>,
@@ -172,8 +190,8 @@ pub struct Topology {
 /// Equal content; the identity is not compared.
 impl PartialEq for Topology {
     fn eq(&self, o: &Self) -> bool {
-        self.width == o.width
-            && self.height == o.height
+        self.grid == o.grid
+            && self.mesh_extent == o.mesh_extent
             && self.edges == o.edges
             && self.rest == o.rest
             && self.springs == o.springs
@@ -188,10 +206,43 @@ impl Topology {
         self.id
     }
 
-    /// The cloth's size at rest, m: its longer side, (max(W, H) − 1) times the longest
-    /// rest length (at least one rest length). The scale of [`crate::sim::MAX_SANE_TRAVEL`].
+    /// The cloth's size at rest, m: for a grid its longer side, (max(W, H) − 1) times the
+    /// longest rest length (at least one rest length); for a mesh the longest side of its
+    /// bounding box as built (at least its longest rest length). The scale of
+    /// [`crate::sim::MAX_SANE_TRAVEL`].
     pub fn rest_extent(&self) -> f64 {
-        (self.width.max(self.height).saturating_sub(1)).max(1) as f64 * self.longest_rest()
+        match self.grid {
+            Some(g) => {
+                (g.width.max(g.height).saturating_sub(1)).max(1) as f64 * self.longest_rest()
+            }
+            None => self.mesh_extent.max(self.longest_rest()),
+        }
+    }
+
+    /// A topology from its parts (the mesh builder's way in): a fresh identity, the edges
+    /// coloured for the parallel sweep.
+    pub(crate) fn from_parts(
+        n_particles: usize,
+        grid: Option<GridShape>,
+        mesh_extent: f64,
+        cover: Vec<Vec<super::mesh::paths::Path>>,
+        edges: Vec<[u32; 2]>,
+        rest: Vec<f64>,
+        springs: Vec<Spring>,
+        triangles: Vec<[u32; 3]>,
+    ) -> Topology {
+        let colours = colour_edges(n_particles, &edges);
+        Topology {
+            id: fresh_identity(),
+            grid,
+            mesh_extent,
+            cover,
+            edges,
+            rest,
+            springs,
+            triangles,
+            colours,
+        }
     }
 
     /// The shortest rest length, m: the scale of the contact's tolerance
@@ -416,8 +467,12 @@ impl Cloth {
             },
             topology: Topology {
                 id: fresh_identity(),
-                width: w,
-                height: h,
+                grid: Some(GridShape {
+                    width: w,
+                    height: h,
+                }),
+                mesh_extent: 0.0,
+                cover: Vec::new(),
                 edges,
                 rest,
                 springs,
@@ -426,6 +481,23 @@ impl Cloth {
             },
             static_version: fresh_identity(),
         })
+    }
+
+    /// A cloth of particles at `x` with inverse masses `inv_mass` (all positive) on
+    /// `topology`, at rest, nothing pinned: the mesh builder's way in.
+    pub(crate) fn from_topology(x: Vec<DVec3>, inv_mass: Vec<f64>, topology: Topology) -> Cloth {
+        let n = x.len();
+        Cloth {
+            particles: Particles {
+                v: vec![DVec3::ZERO; n],
+                base_inv_mass: inv_mass.clone(),
+                inv_mass,
+                pinned: vec![false; n],
+                x,
+            },
+            topology,
+            static_version: fresh_identity(),
+        }
     }
 
     /// Number of particles.

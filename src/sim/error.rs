@@ -29,6 +29,9 @@ pub enum SimError {
         /// Why it was rejected.
         reason: String,
     },
+    /// A mesh cannot be a cloth (or its file cannot be read).
+    #[error("mesh: {0}")]
+    Mesh(#[from] super::mesh::MeshError),
     /// A particle index (pin list, grab) does not exist in the cloth.
     #[error("particle index {index} is out of range: the cloth has {count} particles")]
     ParticleOutOfRange {

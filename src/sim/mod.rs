@@ -17,6 +17,7 @@ pub mod forces;
 pub mod grab;
 pub mod kernels;
 pub mod kind;
+pub mod mesh;
 pub mod params;
 pub mod scene;
 pub mod solver;
@@ -28,7 +29,7 @@ use std::time::Instant;
 
 use glam::DVec3;
 
-pub use cloth::{CacheKey, Cloth, GridSpec, Orientation, Particles, Topology};
+pub use cloth::{CacheKey, Cloth, GridShape, GridSpec, Orientation, Particles, Topology};
 pub use dof::{Dof, Glider};
 pub use drag::{Drag, DragScript};
 pub use error::SimError;

@@ -1,8 +1,12 @@
 //! Scene presets: the 004 §4 benchmark scene, a curtain, a drape over a ball (004 Fig. 7)
-//! a flag in the wind (003) and a curtain whose top hangs from rings on a rod (001 §5).
+//! a flag in the wind (003) and a curtain whose top hangs from rings on a rod (001 §5) on a
+//! grid; a round tablecloth, a flag with a hole, a skirt and the grid's square on the
+//! triangle meshes shipped in `assets/`. Any preset but the curtain rod can take a mesh
+//! of the user's ([`SceneSpec::mesh`]).
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use glam::DVec3;
 use rand::{Rng, SeedableRng};
@@ -13,6 +17,7 @@ use super::cloth::{Cloth, GridSpec, Orientation};
 use super::dof::Glider;
 use super::error::SimError;
 use super::kind::parse_named;
+use super::mesh::{self, ConstraintChoice, MassRule, TriMesh};
 use super::params::{Ball, SimParams};
 
 /// Which particles start pinned.
@@ -26,8 +31,11 @@ pub enum PinSpec {
     LeftEdge,
     /// Nothing pinned.
     None,
-    /// Explicit row-major indices (index = row·W + col).
+    /// Explicit particle indices (on a grid row-major: index = row·W + col; on a mesh the
+    /// file's vertex order, from 0).
     Indices(Vec<usize>),
+    /// The vertices of a named group of the mesh (`group:NAME`; an OBJ `g` or `o`).
+    Group(String),
 }
 
 impl FromStr for PinSpec {
@@ -38,12 +46,20 @@ impl FromStr for PinSpec {
             "top-edge" => Ok(PinSpec::TopEdge),
             "left-edge" => Ok(PinSpec::LeftEdge),
             "none" => Ok(PinSpec::None),
+            other if other.starts_with("group:") => {
+                let name = other["group:".len()..].trim();
+                if name.is_empty() {
+                    Err("`group:` needs a group name (group:NAME)".into())
+                } else {
+                    Ok(PinSpec::Group(name.to_string()))
+                }
+            }
             other => other
                 .split(',')
                 .map(|t| {
                     t.trim()
                         .parse::<usize>()
-                        .map_err(|_| format!("`{t}` is not a particle index (expected corners, top-edge, left-edge, none or a list like 0,19)"))
+                        .map_err(|_| format!("`{t}` is not a particle index (expected corners, top-edge, left-edge, none, group:NAME or a list like 0,19)"))
                 })
                 .collect::<Result<Vec<_>, _>>()
                 .map(PinSpec::Indices),
@@ -74,6 +90,64 @@ impl PinSpec {
                 }
                 v.clone()
             }
+            PinSpec::Group(name) => {
+                return Err(SimError::param(
+                    "pin",
+                    format!("group `{name}`: a grid has no vertex groups (they come with a mesh)"),
+                ));
+            }
+        })
+    }
+
+    /// Indices of the pinned particles of a mesh cloth, by the same rules read from the
+    /// rest shape: the top edge is the particles within 1e-4 of the cloth's size of its
+    /// highest point (a vertical cloth) or of its far side, smallest z (a horizontal one);
+    /// the corners are the top edge's two ends along x; the left edge is the particles
+    /// within 1e-4 of the size of the smallest x.
+    pub fn mesh_indices(&self, x: &[DVec3], mesh: &TriMesh) -> Result<Vec<usize>, SimError> {
+        let (lo, hi) = x.iter().fold(
+            (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+            |(lo, hi), &p| (lo.min(p), hi.max(p)),
+        );
+        let size = (hi - lo).max_element();
+        let eps = 1e-4 * size;
+        let vertical = hi.y - lo.y > eps;
+        let top: Vec<usize> = (0..x.len())
+            .filter(|&i| {
+                if vertical {
+                    x[i].y >= hi.y - eps
+                } else {
+                    x[i].z <= lo.z + eps
+                }
+            })
+            .collect();
+        Ok(match self {
+            PinSpec::Corners => {
+                let by_x = |f: fn(f64, f64) -> bool| {
+                    top.iter()
+                        .copied()
+                        .reduce(|a, b| if f(x[b].x, x[a].x) { b } else { a })
+                };
+                let mut v: Vec<usize> = [by_x(|b, a| b < a), by_x(|b, a| b > a)]
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                v.dedup();
+                v
+            }
+            PinSpec::TopEdge => top,
+            PinSpec::LeftEdge => (0..x.len()).filter(|&i| x[i].x <= lo.x + eps).collect(),
+            PinSpec::None => vec![],
+            PinSpec::Indices(v) => {
+                if let Some(&bad) = v.iter().find(|&&i| i >= x.len()) {
+                    return Err(SimError::ParticleOutOfRange {
+                        index: bad,
+                        count: x.len(),
+                    });
+                }
+                v.clone()
+            }
+            PinSpec::Group(name) => mesh.group(name)?.iter().map(|&i| i as usize).collect(),
         })
     }
 }
@@ -100,11 +174,22 @@ pub enum ScenePreset {
     /// A horizontal cloth lying on the ground; its scripted drag ([`ScenePreset::script`])
     /// lifts a corner across the sheet to the opposite corner and lets go.
     Fold,
+    /// A round tablecloth (`assets/tablecloth.obj`, a triangle mesh) falling onto the
+    /// drape's ball.
+    Tablecloth,
+    /// A flag with a round hole (`assets/flag_hole.obj`) on its pole, in the flag's wind.
+    FlagHole,
+    /// An open tube, a skirt (`assets/skirt.obj`, quads), dropped over a ball wider than
+    /// it, on which its rim catches.
+    Skirt,
+    /// The grid's own 30×30 square read from `assets/square.obj`, pinned at its two far
+    /// corners: the 004 §4 scene as a mesh.
+    Square,
 }
 
 impl ScenePreset {
     /// Every preset.
-    pub const ALL: [ScenePreset; 7] = [
+    pub const ALL: [ScenePreset; 11] = [
         ScenePreset::Hanging,
         ScenePreset::Curtain,
         ScenePreset::Drape,
@@ -112,7 +197,33 @@ impl ScenePreset {
         ScenePreset::CurtainRod,
         ScenePreset::Pile,
         ScenePreset::Fold,
+        ScenePreset::Tablecloth,
+        ScenePreset::FlagHole,
+        ScenePreset::Skirt,
+        ScenePreset::Square,
     ];
+
+    /// The shipped mesh of a mesh scene: (its file name, its OBJ text), built into the
+    /// binary so the scenes work from any directory.
+    pub fn shipped_mesh(self) -> Option<(&'static str, &'static str)> {
+        match self {
+            ScenePreset::Tablecloth => Some((
+                "tablecloth.obj",
+                include_str!("../../assets/tablecloth.obj"),
+            )),
+            ScenePreset::FlagHole => {
+                Some(("flag_hole.obj", include_str!("../../assets/flag_hole.obj")))
+            }
+            ScenePreset::Skirt => Some(("skirt.obj", include_str!("../../assets/skirt.obj"))),
+            ScenePreset::Square => Some(("square.obj", include_str!("../../assets/square.obj"))),
+            _ => None,
+        }
+    }
+
+    /// Whether the preset's cloth is a mesh of its own (not a grid).
+    pub fn is_mesh(self) -> bool {
+        self.shipped_mesh().is_some()
+    }
 
     /// Command-line name.
     pub fn name(self) -> &'static str {
@@ -124,6 +235,10 @@ impl ScenePreset {
             ScenePreset::CurtainRod => "curtain-rod",
             ScenePreset::Pile => "pile",
             ScenePreset::Fold => "fold",
+            ScenePreset::Tablecloth => "tablecloth",
+            ScenePreset::FlagHole => "flag-hole",
+            ScenePreset::Skirt => "skirt",
+            ScenePreset::Square => "square",
         }
     }
 
@@ -153,10 +268,10 @@ impl ScenePreset {
     /// Pins the preset uses unless told otherwise.
     pub fn default_pins(self) -> PinSpec {
         match self {
-            ScenePreset::Hanging => PinSpec::Corners,
+            ScenePreset::Hanging | ScenePreset::Square => PinSpec::Corners,
             ScenePreset::Curtain => PinSpec::TopEdge,
-            ScenePreset::Drape => PinSpec::None,
-            ScenePreset::Flag => PinSpec::LeftEdge,
+            ScenePreset::Drape | ScenePreset::Tablecloth | ScenePreset::Skirt => PinSpec::None,
+            ScenePreset::Flag | ScenePreset::FlagHole => PinSpec::LeftEdge,
             ScenePreset::CurtainRod => PinSpec::Indices(vec![0]),
             ScenePreset::Pile | ScenePreset::Fold => PinSpec::None,
         }
@@ -165,7 +280,7 @@ impl ScenePreset {
     /// Fraction of particles with a random initial velocity unless told otherwise.
     pub fn default_perturb(self) -> f64 {
         match self {
-            ScenePreset::Hanging => 0.05,
+            ScenePreset::Hanging | ScenePreset::Square => 0.05,
             _ => 0.0,
         }
     }
@@ -184,15 +299,43 @@ impl FromStr for ScenePreset {
     }
 }
 
+/// A mesh a scene is built on: the user's (`--mesh PATH`) or a preset's own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeshSource {
+    /// Where it came from (a file name), for the panel and the reports.
+    pub name: String,
+    /// The mesh, validated.
+    pub mesh: Arc<TriMesh>,
+}
+
+impl MeshSource {
+    /// Read and validate an OBJ file.
+    pub fn read(path: &std::path::Path) -> Result<MeshSource, SimError> {
+        Ok(MeshSource {
+            name: path.display().to_string(),
+            mesh: Arc::new(mesh::obj::read(path)?),
+        })
+    }
+}
+
 /// Everything needed to build a scene.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SceneSpec {
     /// Preset.
     pub preset: ScenePreset,
-    /// Particles per row.
+    /// Particles per row (a grid; a mesh has its own).
     pub width: usize,
     /// Rows.
     pub height: usize,
+    /// A mesh to build the cloth on in place of the grid (or of a mesh preset's own).
+    #[serde(skip)]
+    pub mesh: Option<MeshSource>,
+    /// Which of a mesh's edges are distance constraints ([`ConstraintChoice`]).
+    #[serde(default)]
+    pub constraints: ConstraintChoice,
+    /// How a mesh's mass is spread over its particles ([`MassRule`]; a grid's is even).
+    #[serde(skip)]
+    pub mass_rule: MassRule,
     /// Longer side of the cloth, m.
     pub size: f64,
     /// Total mass, kg.
@@ -200,7 +343,8 @@ pub struct SceneSpec {
     /// Pinned particles.
     pub pins: PinSpec,
     /// Fraction of the row length the pins move inward (the cloth is bent into an arc
-    /// so every constraint stays at its rest length). 0 = flat.
+    /// so every constraint stays at its rest length). 0 = flat. A grid's rows only: a mesh
+    /// is built as its file shapes it.
     pub slack: f64,
     /// Fraction of dynamic particles given a random initial velocity (004 §4).
     pub perturb: f64,
@@ -217,6 +361,9 @@ impl SceneSpec {
             preset,
             width,
             height,
+            mesh: None,
+            constraints: ConstraintChoice::default(),
+            mass_rule: MassRule::default(),
             size: 1.0,
             mass: 0.2,
             pins: preset.default_pins(),
@@ -225,6 +372,21 @@ impl SceneSpec {
             perturb_speed: 0.5,
             seed: 1,
         }
+    }
+
+    /// The mesh the cloth is built on: the user's, else the preset's own, else none (a
+    /// grid).
+    pub fn mesh_source(&self) -> Result<Option<MeshSource>, SimError> {
+        if let Some(m) = &self.mesh {
+            return Ok(Some(m.clone()));
+        }
+        let Some((name, text)) = self.preset.shipped_mesh() else {
+            return Ok(None);
+        };
+        Ok(Some(MeshSource {
+            name: name.to_string(),
+            mesh: Arc::new(mesh::obj::parse(text)?),
+        }))
     }
 
     /// Build the world: cloth, pins, initial velocities, and the preset's parameters on
@@ -265,37 +427,78 @@ impl SceneSpec {
                 DVec3::new(0.0, self.size * 1.2, -0.5 * self.size)
             },
         };
-        let mut cloth = Cloth::grid(&grid)?;
-        let pins = self.pins.indices(self.width, self.height)?;
-        if self.slack > 0.0 {
-            bend_rows(&mut cloth, &grid, self.slack);
-        }
-        if self.preset == ScenePreset::CurtainRod {
-            pleat(&mut cloth, &grid);
-        }
+        let source = self.mesh_source()?;
+        // The cloth's top and bottom heights as built: the grid's by its construction (so
+        // its scenes stay as they were), a mesh's from its placed vertices.
+        let (mut cloth, pins, top, bottom) = match &source {
+            None => {
+                let mut cloth = Cloth::grid(&grid)?;
+                let pins = self.pins.indices(self.width, self.height)?;
+                if self.slack > 0.0 {
+                    bend_rows(&mut cloth, &grid, self.slack);
+                }
+                if self.preset == ScenePreset::CurtainRod {
+                    pleat(&mut cloth, &grid);
+                }
+                (cloth, pins, grid.origin.y, grid.origin.y - self.size)
+            }
+            Some(src) => {
+                if self.preset == ScenePreset::CurtainRod {
+                    return Err(SimError::param(
+                        "mesh",
+                        "the curtain rod hangs a grid's top row from rings; choose another scene for a mesh",
+                    ));
+                }
+                let x = src.mesh.placed(self.size, 1.2 * self.size)?;
+                let pins = self.pins.mesh_indices(&x, &src.mesh)?;
+                let (cloth, _) =
+                    mesh::build_cloth(&src.mesh, x, self.mass, self.constraints, self.mass_rule)?;
+                let (lo, hi) = cloth
+                    .particles
+                    .x
+                    .iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+                        (lo.min(p.y), hi.max(p.y))
+                    });
+                (cloth, pins, hi, lo)
+            }
+        };
         for &i in &pins {
             cloth.set_pinned(i, true)?;
         }
         let mut params = params;
         match self.preset {
-            ScenePreset::Hanging | ScenePreset::Curtain => {}
-            ScenePreset::Drape => {
-                let y = grid.origin.y;
+            ScenePreset::Hanging | ScenePreset::Curtain | ScenePreset::Square => {}
+            ScenePreset::Drape | ScenePreset::Tablecloth => {
                 params.ball = Some(Ball::still(
-                    DVec3::new(0.0, y - 0.45 * self.size, 0.0),
+                    DVec3::new(0.0, top - 0.45 * self.size, 0.0),
                     0.25 * self.size,
                 ));
-                params.ground = Some(y - 1.1 * self.size);
+                params.ground = Some(top - 1.1 * self.size);
             }
-            ScenePreset::Flag => {
+            ScenePreset::Flag | ScenePreset::FlagHole => {
                 params.wind.enabled = true;
                 params.wind.velocity = DVec3::new(9.0, 0.0, 1.5);
+            }
+            ScenePreset::Skirt => {
+                // A ball a quarter wider than the tube, its top 0.05 × size below where the
+                // rim first touches it: the rim catches at 0.75 of the tube's radius above
+                // the ball's centre.
+                let x = &cloth.particles.x;
+                let (lo, hi) = x
+                    .iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+                        (lo.min(p.x), hi.max(p.x))
+                    });
+                let r = 0.5 * (hi - lo);
+                let centre = bottom - 0.05 * self.size - 0.75 * r;
+                params.ball = Some(Ball::still(DVec3::new(0.0, centre, 0.0), 1.25 * r));
+                params.ground = Some(centre - 1.25 * r - 0.25 * self.size);
             }
             ScenePreset::CurtainRod => {}
             ScenePreset::Pile => {
                 // Tilted by 0.3 rad about its bottom edge, so it buckles one way; the
                 // bottom edge a fifth of the size above the ground.
-                let bottom = grid.origin.y - self.size;
                 let (sin, cos) = 0.3f64.sin_cos();
                 for x in &mut cloth.particles.x {
                     let (y, z) = (x.y - bottom, x.z);
@@ -306,7 +509,8 @@ impl SceneSpec {
             }
             ScenePreset::Fold => {
                 // Resting on the ground: the contact skin below the cloth.
-                params.ground = Some(grid.origin.y - super::collision::CONTACT_SKIN);
+                let lowest = if source.is_some() { bottom } else { top };
+                params.ground = Some(lowest - super::collision::CONTACT_SKIN);
             }
         }
         if self.perturb > 0.0 {
@@ -423,7 +627,7 @@ mod tests {
     /// (it used to leave out `curtain-rod`).
     #[test]
     fn every_preset_parses_and_the_error_names_them_all() {
-        let err = "tablecloth".parse::<ScenePreset>().unwrap_err();
+        let err = "teapot".parse::<ScenePreset>().unwrap_err();
         for p in ScenePreset::ALL {
             assert_eq!(p.name().parse::<ScenePreset>(), Ok(p));
             assert!(err.contains(p.name()), "{err}");

@@ -26,8 +26,8 @@ use super::kernels;
 /// configuration but the straight one would stretch it beyond round-off.
 pub const TAUT_SLACK: f64 = 1e-12;
 
-/// The particles that lie strictly inside a taut chain of grid row or column segments
-/// between two pinned particles, sorted by index, with the place the world holds each
+/// The particles that lie strictly inside a taut chain of grid row or column segments (on
+/// a mesh, of one of its straight paths) between two pinned particles, sorted by index, with the place the world holds each
 /// static for the step: on the straight chain, evenly spaced by rest length (the exact
 /// solution), or, where that would move an edge to another static particle beyond the
 /// tolerance, where the solve left it. `moving_pin` (a pinned particle the hand moves
@@ -44,28 +44,57 @@ pub fn taut_chain_particles(
     tolerance: f64,
 ) -> Vec<(usize, DVec3)> {
     let t = &cloth.topology;
-    let (w, h) = (t.width, t.height);
     let p = &cloth.particles;
-    if w * h != p.len() {
-        return Vec::new();
-    }
-    // Rest length of the edge from particle i to its right (row) and lower (column)
-    // neighbour.
-    let mut right = vec![f64::NAN; w * h];
-    let mut down = vec![f64::NAN; w * h];
-    for (e, &[a, b]) in t.edges.iter().enumerate() {
-        let (a, b) = (a.min(b) as usize, a.max(b) as usize);
-        if b == a + 1 && a / w == b / w {
-            right[a] = t.rest[e];
-        } else if b == a + w {
-            down[a] = t.rest[e];
+    // The lines a taut chain can lie on, as particles and the rest lengths between them: a
+    // grid's rows and columns; a mesh's straight paths ([`Topology::cover`], from its rest
+    // shape).
+    let mut lines: Vec<(Vec<usize>, Vec<f64>)> = Vec::new();
+    match t.grid {
+        Some(g) => {
+            let (w, h) = (g.width, g.height);
+            if w * h != p.len() {
+                return Vec::new();
+            }
+            // Rest length of the edge from particle i to its right (row) and lower
+            // (column) neighbour.
+            let mut right = vec![f64::NAN; w * h];
+            let mut down = vec![f64::NAN; w * h];
+            for (e, &[a, b]) in t.edges.iter().enumerate() {
+                let (a, b) = (a.min(b) as usize, a.max(b) as usize);
+                if b == a + 1 && a / w == b / w {
+                    right[a] = t.rest[e];
+                } else if b == a + w {
+                    down[a] = t.rest[e];
+                }
+            }
+            for r in 0..h {
+                let line: Vec<usize> = (r * w..(r + 1) * w).collect();
+                let rest = line.iter().map(|&q| right[q]).collect();
+                lines.push((line, rest));
+            }
+            for c in 0..w {
+                let line: Vec<usize> = (c..w * h).step_by(w).collect();
+                let rest = line.iter().map(|&q| down[q]).collect();
+                lines.push((line, rest));
+            }
+        }
+        None => {
+            for path in t.cover.iter().flatten() {
+                let (e0, r0) = path[0];
+                let mut line = vec![t.edges[e0 as usize][usize::from(r0)] as usize];
+                let mut rest = Vec::with_capacity(path.len());
+                for &(e, r) in path {
+                    line.push(t.edges[e as usize][usize::from(!r)] as usize);
+                    rest.push(t.rest[e as usize]);
+                }
+                lines.push((line, rest));
+            }
         }
     }
     // Each chain's particles with their places on the straight chain, evenly spaced by
     // rest length: the exact solution.
     let mut chains: Vec<Vec<(usize, DVec3)>> = Vec::new();
-    let mut scan = |line: &mut dyn Iterator<Item = usize>, rest: &[f64]| {
-        let line: Vec<usize> = line.collect();
+    for (line, rest) in &lines {
         let mut from: Option<usize> = None; // position in `line` of the last pin
         for (k, &i) in line.iter().enumerate() {
             if Some(i) == moving_pin {
@@ -78,7 +107,7 @@ pub fn taut_chain_particles(
             if let Some(f) = from
                 && k > f + 1
             {
-                let lengths: Vec<f64> = line[f..k].iter().map(|&q| rest[q]).collect();
+                let lengths = &rest[f..k];
                 let total: f64 = lengths.iter().sum();
                 let (a, b) = (p.x[line[f]], p.x[i]);
                 if total.is_finite() && total > 0.0 && a.distance(b) >= total * (1.0 - TAUT_SLACK) {
@@ -92,12 +121,6 @@ pub fn taut_chain_particles(
             }
             from = Some(k);
         }
-    };
-    for r in 0..h {
-        scan(&mut (r * w..(r + 1) * w), &right);
-    }
-    for c in 0..w {
-        scan(&mut (c..w * h).step_by(w), &down);
     }
     // Every candidate counts as static for the edge test (conservative: a chain left free
     // only frees edges). A particle on a row and a column chain takes its row's place.

@@ -158,21 +158,48 @@ pub fn heat(t: f64) -> [f32; 4] {
     }
 }
 
-/// Per-system scratch of [`sync_cloth`]: the strain buffer and the grid shape the mesh's
-/// index buffer was built for.
+/// Per-system scratch of [`sync_cloth`]: the strain buffer, the topology the mesh's index
+/// buffer was built for, and the checker pattern's shade of every particle.
 #[derive(Default)]
 struct MeshCache {
     strains: Vec<f64>,
-    shape: (usize, usize, usize),
+    shape: u64,
+    checker: Vec<f32>,
 }
 
-/// What the cloth mesh's index buffer depends on: the grid's shape, not just its size.
-fn shape_key(cloth: &crate::sim::Cloth) -> (usize, usize, usize) {
-    (
-        cloth.topology.width,
-        cloth.topology.height,
-        cloth.topology.triangles.len(),
-    )
+/// What the cloth mesh's index buffer depends on: the topology (a rebuilt grid can keep its
+/// particle count, 30×30 → 20×45, while every triangle changes).
+fn shape_key(cloth: &crate::sim::Cloth) -> u64 {
+    cloth.topology.id()
+}
+
+/// The checker pattern's shade of each particle: squares of 4×4 particles on a grid; on a
+/// mesh, cubes four mean edge lengths wide of the shape it has when first drawn (a
+/// material pattern, so folds show as they do on the grid).
+fn checker(cloth: &crate::sim::Cloth) -> Vec<f32> {
+    let n = cloth.len();
+    match cloth.topology.grid {
+        Some(g) if g.width * g.height == n => (0..n)
+            .map(|i| {
+                let (r, c) = (i / g.width, i % g.width);
+                ((r / 4 + c / 4) % 2) as f32 * 0.08
+            })
+            .collect(),
+        _ => {
+            let t = &cloth.topology;
+            let mean = t.rest.iter().sum::<f64>() / t.rest.len().max(1) as f64;
+            let cell = (4.0 * mean).max(1e-9);
+            cloth
+                .particles
+                .x
+                .iter()
+                .map(|p| {
+                    let k = (p / cell).floor();
+                    ((k.x + k.y + k.z) as i64).rem_euclid(2) as f32 * 0.08
+                })
+                .collect()
+        }
+    }
 }
 
 fn sync_cloth(
@@ -184,7 +211,11 @@ fn sync_cloth(
     query: Query<&Mesh3d, With<ClothMesh>>,
     mut cache: Local<MeshCache>,
 ) {
-    let MeshCache { strains, shape } = &mut *cache;
+    let MeshCache {
+        strains,
+        shape,
+        checker: shades,
+    } = &mut *cache;
     let Ok(handle) = query.single() else { return };
     let Some(mut mesh) = meshes.get_mut(handle) else {
         return;
@@ -218,12 +249,12 @@ fn sync_cloth(
             .map(|&s| heat(s / view.strain_scale))
             .collect()
     } else {
-        (0..n)
-            .map(|i| {
-                let (r, c) = (i / cloth.topology.width, i % cloth.topology.width);
-                let check = ((r / 4 + c / 4) % 2) as f32 * 0.08;
-                [1.0 - check, 1.0 - check, 1.0 - check, 1.0]
-            })
+        if shades.len() != n || *shape != shape_key(cloth) {
+            *shades = checker(cloth);
+        }
+        shades
+            .iter()
+            .map(|&check| [1.0 - check, 1.0 - check, 1.0 - check, 1.0])
             .collect()
     };
     let mut colours = colours;

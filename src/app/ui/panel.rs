@@ -11,6 +11,7 @@ use super::recording::Recorder;
 use crate::app::budget::FrameBudget;
 use crate::app::render::ViewSettings;
 use crate::app::sim::SimState;
+use crate::sim::mesh::ConstraintChoice;
 use crate::sim::params::{self, Param, Scale};
 use crate::sim::{Ball, BallMotion, PinSpec, ScenePreset, SceneSpec, SimParams, SolverKind};
 
@@ -56,8 +57,10 @@ impl Plugin for UiPlugin {
 }
 
 fn sync_panel(state: Res<SimState>, mut panel: ResMut<PanelState>) {
-    panel.grid_w = state.world.cloth.topology.width;
-    panel.grid_h = state.world.cloth.topology.height;
+    if let Some(g) = state.world.cloth.topology.grid {
+        panel.grid_w = g.width;
+        panel.grid_h = g.height;
+    }
     panel.substeps = crate::config::step_settings(state.kind).substeps;
 }
 
@@ -235,21 +238,63 @@ fn scene_section(ui: &mut egui::Ui, state: &mut SimState, panel: &mut PanelState
                 ui.selectable_value(&mut preset, s, s.name());
             }
         });
-    ui.horizontal(|ui| {
-        // Edits stay within 2..=256 (a single row has no surface to draw or
-        // grab); a larger grid given on the command line is kept as it is.
-        ui.add(
-            egui::DragValue::new(&mut panel.grid_w)
-                .range(2..=256)
-                .clamp_existing_to_range(false)
-                .prefix("W "),
-        );
-        ui.add(
-            egui::DragValue::new(&mut panel.grid_h)
-                .range(2..=256)
-                .clamp_existing_to_range(false)
-                .prefix("H "),
-        );
+    // A mesh scene (or a mesh of the user's) has its own particles: no grid to size.
+    let mut drop_mesh = false;
+    let on_mesh = state.scene.mesh.is_some() || preset.is_mesh();
+    if on_mesh {
+        let name = match &state.scene.mesh {
+            Some(m) => m.name.clone(),
+            None => preset
+                .shipped_mesh()
+                .map(|(n, _)| n.to_string())
+                .unwrap_or_default(),
+        };
+        let t = &state.world.cloth.topology;
+        ui.label(format!(
+            "mesh {name}: {} particles, {} constraints, {} triangles",
+            state.world.cloth.len(),
+            t.edges.len(),
+            t.triangles.len()
+        ));
+        if state.scene.mesh.is_some() {
+            drop_mesh = ui
+                .button("Back to the grid")
+                .on_hover_text("drop the loaded mesh and build the scene on the W×H grid")
+                .clicked();
+        }
+    }
+    let mut constraints = state.scene.constraints;
+    if on_mesh {
+        egui::ComboBox::from_id_salt("constraints")
+            .selected_text(format!("constraints: {}", constraints.name()))
+            .show_ui(ui, |ui| {
+                for c in [ConstraintChoice::Quads, ConstraintChoice::AllEdges] {
+                    ui.selectable_value(&mut constraints, c, c.name());
+                }
+            })
+            .response
+            .on_hover_text(
+                "quads: triangles paired into quads, their sides constrained (folds like \
+                 cloth); all-edges: every edge constrained (the mesh locks)",
+            );
+    }
+    ui.add_enabled_ui(!on_mesh, |ui| {
+        ui.horizontal(|ui| {
+            // Edits stay within 2..=256 (a single row has no surface to draw or
+            // grab); a larger grid given on the command line is kept as it is.
+            ui.add(
+                egui::DragValue::new(&mut panel.grid_w)
+                    .range(2..=256)
+                    .clamp_existing_to_range(false)
+                    .prefix("W "),
+            );
+            ui.add(
+                egui::DragValue::new(&mut panel.grid_h)
+                    .range(2..=256)
+                    .clamp_existing_to_range(false)
+                    .prefix("H "),
+            );
+        })
     });
     let mut size = state.scene.size;
     let mut mass = state.scene.mass;
@@ -260,9 +305,16 @@ fn scene_section(ui: &mut egui::Ui, state: &mut SimState, panel: &mut PanelState
     let changed = preset != state.scene.preset
         || size != state.scene.size
         || mass != state.scene.mass
-        || slack != state.scene.slack;
+        || slack != state.scene.slack
+        || constraints != state.scene.constraints
+        || drop_mesh;
     if changed || ui.button("Apply grid / rebuild").clicked() {
         let mut scene = SceneSpec::new(preset, panel.grid_w, panel.grid_h);
+        // The user's mesh stays until they go back to the grid or pick a mesh scene.
+        if !drop_mesh && !preset.is_mesh() && preset != ScenePreset::CurtainRod {
+            scene.mesh = state.scene.mesh.clone();
+        }
+        scene.constraints = constraints;
         scene.size = size;
         scene.mass = mass;
         // A new preset comes with its own slack (the hanging cloth's 0.1, as at launch).

@@ -299,10 +299,11 @@ pub fn record_rows(
     a.dropped += new.saturating_sub(state.history.len()) as u64;
     let t = a.start.elapsed().as_secs_f64();
     let p = &state.world.params;
-    let (w, h) = (
-        state.world.cloth.topology.width,
-        state.world.cloth.topology.height,
-    );
+    // A mesh has no grid: its particle count and 0 rows.
+    let (w, h) = match state.world.cloth.topology.grid {
+        Some(g) => (g.width, g.height),
+        None => (state.world.cloth.len(), 0),
+    };
     let mut err = None;
     for s in state
         .history

@@ -318,6 +318,10 @@ pub struct NewtonSolver {
     /// factor (`NewtonSolver::position_pass`): the method before the lagged factor, kept
     /// to check that the two agree (tests/agreement.rs).
     pub refactor_every_step: bool,
+    /// Fill-reducing order of the Newton matrix and of the velocity pass's SLE: nested
+    /// dissection on a grid, AMD otherwise ([`FillOrdering::Auto`]), or AMD always (to
+    /// compare a grid with the same cloth read as a mesh, tests/meshes.rs).
+    pub ordering: super::sle::FillOrdering,
     /// Per side row: the tangential velocity change its friction may still make in this
     /// pass (μ·k·|λ|/h in all, shared by the rounds of `FRICTION_ROUNDS`).
     friction_left: Vec<f64>,
@@ -389,7 +393,15 @@ impl NewtonSolver {
             // Measured: the 3×3-block pattern favours the supernodal kernel at every size
             // (20×20: 1.7 against 2.8 ms/step; 30×30: 4.8 against 9.9), unlike the SLE's.
             SupernodalChoice::Supernodal,
-            dissection::particles_order(&cloth.topology, cloth.len(), &self.pattern.particle, 3),
+            match self.ordering {
+                super::sle::FillOrdering::Auto => dissection::particles_order(
+                    &cloth.topology,
+                    cloth.len(),
+                    &self.pattern.particle,
+                    3,
+                ),
+                super::sle::FillOrdering::Amd => None,
+            },
         );
         self.lambda.clear();
         self.factored_sides = None;
@@ -1110,6 +1122,7 @@ impl Solver for NewtonSolver {
             self.velocity_sweeps_failed = Some(now);
             first = done;
         }
+        self.velocity.ordering = self.ordering;
         let solved = self.velocity.velocity_exact(ctx.cloth);
         ctx.stats.linear_solves += u32::from(solved);
         let (more, converged) = self.polish.sweeps(ctx, true);

@@ -1,9 +1,11 @@
 //! Strips (002, Bender & Bayer; "Impulse-based dynamic simulation in linear time"): the
-//! constraint mesh is covered by acyclic chains — for a grid, its rows and its columns. The
+//! constraint mesh is covered by acyclic chains — for a grid, its rows and its columns; for
+//! a mesh, paths along its straight continuations ([`crate::sim::mesh::paths`]). The
 //! impulse system of one chain is tridiagonal (a constraint shares a particle only with its
 //! neighbours in the chain), so a chain's linearised impulses are solved exactly in
 //! O(length) with the Thomas algorithm. Chains that share particles are coupled by block
-//! Gauss–Seidel: all rows (in parallel — rows share no particle), then all columns, until
+//! Gauss–Seidel over families of chains that share no particle: all rows (in parallel),
+//! then all columns (a mesh's cover has a few more families), until
 //! every previewed strain is within the tolerance or the cap. The position preview, the
 //! impulse directions (from the preview) and the velocity pass are those of the iterative
 //! solver (004 §3.2).
@@ -18,16 +20,39 @@ use crate::sim::collision::ContactSweep;
 use crate::sim::kernels::{self, StrainBand};
 
 /// A chain: consecutive constraints (edge indices), each sharing its second particle with
-/// the next one's first.
+/// the next one's first — the edge's own second particle, or its first where `flip` says
+/// so (empty: none flipped).
 #[derive(Debug, Clone, Default)]
 struct Chain {
     edges: Vec<u32>,
+    flip: Vec<bool>,
+}
+
+/// The chains of a cloth, in families whose chains share no particle: a grid's rows and
+/// columns (its fast path), a mesh's cover by straight paths otherwise.
+fn chains(cloth: &Cloth) -> Vec<Vec<Chain>> {
+    let t = &cloth.topology;
+    match t.grid {
+        Some(g) if g.width * g.height == cloth.len() => grid_chains(cloth, g.width, g.height),
+        _ => t
+            .cover
+            .iter()
+            .map(|family| {
+                family
+                    .iter()
+                    .map(|path| Chain {
+                        edges: path.iter().map(|&(e, _)| e).collect(),
+                        flip: path.iter().map(|&(_, r)| r).collect(),
+                    })
+                    .collect()
+            })
+            .collect(),
+    }
 }
 
 /// Rows first, then columns: the two families of a grid's strips.
-fn grid_chains(cloth: &Cloth) -> [Vec<Chain>; 2] {
+fn grid_chains(cloth: &Cloth, w: usize, h: usize) -> Vec<Vec<Chain>> {
     let t = &cloth.topology;
-    let (w, h) = (t.width, t.height);
     let mut lookup = std::collections::HashMap::with_capacity(t.edges.len());
     for (e, &[a, b]) in t.edges.iter().enumerate() {
         lookup.insert((a, b), e as u32);
@@ -39,7 +64,10 @@ fn grid_chains(cloth: &Cloth) -> [Vec<Chain>; 2] {
             .filter_map(|c| lookup.get(&(idx(r, c), idx(r, c + 1))).copied())
             .collect();
         if !edges.is_empty() {
-            rows.push(Chain { edges });
+            rows.push(Chain {
+                edges,
+                flip: Vec::new(),
+            });
         }
     }
     let mut cols = Vec::new();
@@ -48,10 +76,13 @@ fn grid_chains(cloth: &Cloth) -> [Vec<Chain>; 2] {
             .filter_map(|r| lookup.get(&(idx(r, c), idx(r + 1, c))).copied())
             .collect();
         if !edges.is_empty() {
-            cols.push(Chain { edges });
+            cols.push(Chain {
+                edges,
+                flip: Vec::new(),
+            });
         }
     }
-    [rows, cols]
+    vec![rows, cols]
 }
 
 /// One constraint of a chain as a pass needs it, gathered once per pass in chain order:
@@ -304,13 +335,13 @@ pub const PAR_MIN_FAMILY: usize = 4096;
 /// The strips solver (002).
 #[derive(Debug, Default)]
 pub struct StripsSolver {
-    chains: [Vec<Chain>; 2],
+    chains: Vec<Vec<Chain>>,
     /// [`crate::sim::Topology::id`] the chains were built for (0: none yet).
     topology: u64,
     /// Every chain's links for the pass in progress, rows then columns, chain by chain.
     links: Vec<StripLink>,
     /// Each family's chains as ranges of `links`.
-    spans: [Vec<std::ops::Range<usize>>; 2],
+    spans: Vec<Vec<std::ops::Range<usize>>>,
     drift: Vec<DVec3>,
     scratch: [ChainScratch; 2],
     deltas: Vec<Vec<(u32, DVec3)>>,
@@ -334,7 +365,8 @@ impl StripsSolver {
     fn ensure_chains(&mut self, cloth: &Cloth) {
         // The chains depend on the topology alone, not on which particles are static.
         if self.topology != cloth.topology.id() {
-            self.chains = grid_chains(cloth);
+            self.chains = chains(cloth);
+            self.spans = vec![Vec::new(); self.chains.len()];
             self.topology = cloth.topology.id();
         }
     }
@@ -349,29 +381,35 @@ impl StripsSolver {
             spans.clear();
             for chain in family {
                 let start = self.links.len();
-                self.links.extend(chain.edges.iter().map(|&e| {
-                    let [a, b] = t.edges[e as usize];
-                    let rest = t.rest[e as usize];
-                    let n = if velocity {
-                        let d = p.x[b as usize] - p.x[a as usize];
-                        let len = d.length();
-                        if !kernels::is_degenerate(len, rest) {
-                            d * (1.0 / len)
+                self.links
+                    .extend(chain.edges.iter().enumerate().map(|(k, &e)| {
+                        let [a, b] = t.edges[e as usize];
+                        let (a, b) = if chain.flip.get(k) == Some(&true) {
+                            (b, a)
+                        } else {
+                            (a, b)
+                        };
+                        let rest = t.rest[e as usize];
+                        let n = if velocity {
+                            let d = p.x[b as usize] - p.x[a as usize];
+                            let len = d.length();
+                            if !kernels::is_degenerate(len, rest) {
+                                d * (1.0 / len)
+                            } else {
+                                DVec3::ZERO
+                            }
                         } else {
                             DVec3::ZERO
+                        };
+                        StripLink {
+                            a,
+                            b,
+                            ka: p.inv_mass[a as usize],
+                            kb: p.inv_mass[b as usize],
+                            band: StrainBand::new(rest, tol),
+                            n,
                         }
-                    } else {
-                        DVec3::ZERO
-                    };
-                    StripLink {
-                        a,
-                        b,
-                        ka: p.inv_mass[a as usize],
-                        kb: p.inv_mass[b as usize],
-                        band: StrainBand::new(rest, tol),
-                        n,
-                    }
-                }));
+                    }));
                 spans.push(start..self.links.len());
             }
         }
@@ -559,5 +597,43 @@ impl Solver for StripsSolver {
     fn velocity_pass(&mut self, ctx: &mut StepCtx<'_>) {
         let (sweeps, converged) = self.sweeps(ctx, true);
         ctx.stats.set_velocity_outcome(sweeps, converged);
+    }
+}
+#[cfg(test)]
+mod cover_tests {
+    use super::*;
+
+    /// The general cover of a grid's constraints is the grid's own strips: its rows, then
+    /// its columns, in order and unflipped (so a grid read as a mesh solves the same
+    /// chains).
+    #[test]
+    fn a_grids_cover_is_its_rows_and_columns() {
+        let g = Cloth::grid(&crate::sim::GridSpec {
+            width: 30,
+            height: 30,
+            ..Default::default()
+        })
+        .unwrap();
+        let a = grid_chains(&g, 30, 30);
+        let b: Vec<Vec<Chain>> =
+            crate::sim::mesh::paths::strip_cover(&g.particles.x, &g.topology.edges)
+                .into_iter()
+                .map(|f| {
+                    f.into_iter()
+                        .map(|p| Chain {
+                            edges: p.iter().map(|x| x.0).collect(),
+                            flip: p.iter().map(|x| x.1).collect(),
+                        })
+                        .collect()
+                })
+                .collect();
+        assert_eq!(a.len(), b.len());
+        for (fa, fb) in a.iter().zip(&b) {
+            assert_eq!(fa.len(), fb.len());
+            for (ca, cb) in fa.iter().zip(fb) {
+                assert_eq!(ca.edges, cb.edges);
+                assert!(cb.flip.iter().all(|f| !f));
+            }
+        }
     }
 }

@@ -93,8 +93,8 @@ fn dissect(places: &[Place], lines: Lines, idx: &mut [usize], out: &mut Vec<usiz
 
 /// Particles per row if the topology is a W×H grid of `n_particles`, else `None`.
 fn grid_width(t: &Topology, n_particles: usize) -> Option<usize> {
-    let w = t.width;
-    (w > 0 && w * t.height == n_particles).then_some(w)
+    let g = t.grid?;
+    (g.width > 0 && g.width * g.height == n_particles).then_some(g.width)
 }
 
 /// Place of particle `p` on the particle grid of width `w` (row-major).

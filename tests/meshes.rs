@@ -1,0 +1,473 @@
+//! Cloth of any shape: the shipped meshes under every solver, the grid's square read from
+//! OBJ against the grid, locking, and bad files.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use glam::DVec3;
+use impulse_cloth::config;
+use impulse_cloth::sim::mesh::{self, ConstraintChoice, MassRule, TriMesh};
+use impulse_cloth::sim::scene::MeshSource;
+use impulse_cloth::sim::{
+    Cloth, GridSpec, PinSpec, ScenePreset, SceneSpec, SimParams, SolverKind, World,
+};
+
+const MESH_SCENES: [ScenePreset; 4] = [
+    ScenePreset::Tablecloth,
+    ScenePreset::FlagHole,
+    ScenePreset::Skirt,
+    ScenePreset::Square,
+];
+
+const IMPULSE_SOLVERS: [SolverKind; 4] = [
+    SolverKind::Iterative,
+    SolverKind::Strips,
+    SolverKind::Sle,
+    SolverKind::Newton,
+];
+
+fn asset(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets")
+        .join(name)
+}
+
+/// The app's parameters for a solver: its time step, tolerance and cap, self-collision on.
+fn app_params(kind: SolverKind) -> SimParams {
+    let s = config::step_settings(kind);
+    SimParams {
+        dt: config::FRAME / s.substeps as f64,
+        tolerance: config::TOLERANCE,
+        max_iterations: s.max_iterations,
+        self_collision: true,
+        ..SimParams::default()
+    }
+}
+
+fn scene(preset: ScenePreset, params: SimParams) -> World {
+    SceneSpec::new(preset, 2, 2)
+        .build(params)
+        .unwrap_or_else(|e| panic!("{preset}: {e}"))
+}
+
+/// `assets/square.obj` is the grid's own square: its vertices are the 30×30 hanging grid's,
+/// bit for bit, and its triangles the grid's.
+#[test]
+fn the_shipped_square_is_the_grid() {
+    let m = mesh::obj::read(&asset("square.obj")).unwrap();
+    let grid = SceneSpec::new(ScenePreset::Hanging, 30, 30)
+        .build(SimParams::default())
+        .unwrap();
+    assert_eq!(m.positions, grid.cloth.particles.x);
+    assert_eq!(m.triangles, grid.cloth.topology.triangles);
+}
+
+/// The square read from OBJ follows the grid's trajectory bit for bit, with every impulse
+/// solver. Built with the grid's even masses (a mesh scene spreads mass by area) and the
+/// direct solvers on AMD (see [`run_amd`]), the two cloths have the same particles,
+/// constraints, springs (in the same order), strips, taut chains (the far edge, pulled
+/// straight between the pinned corners) and pins.
+#[test]
+fn the_square_from_obj_follows_the_grid() {
+    let square = MeshSource {
+        name: "square.obj".into(),
+        mesh: Arc::new(mesh::obj::read(&asset("square.obj")).unwrap()),
+    };
+    for kind in IMPULSE_SOLVERS {
+        let mut p = app_params(kind);
+        p.self_collision = false;
+        let mut grid = SceneSpec::new(ScenePreset::Hanging, 30, 30)
+            .build(p.clone())
+            .unwrap();
+        let mut spec = SceneSpec::new(ScenePreset::Hanging, 30, 30);
+        spec.mesh = Some(square.clone());
+        spec.mass_rule = MassRule::Even;
+        let mut from_obj = spec.build(p.clone()).unwrap();
+        assert!(from_obj.cloth.topology.grid.is_none(), "built as a mesh");
+        assert_eq!(
+            from_obj.cloth.particles, grid.cloth.particles,
+            "{kind}: same start"
+        );
+        assert_eq!(from_obj.cloth.topology.edges, grid.cloth.topology.edges);
+        let (a, b) = (
+            run_amd(&mut grid, kind, 60),
+            run_amd(&mut from_obj, kind, 60),
+        );
+        let d = max_distance(&grid.cloth.particles.x, &from_obj.cloth.particles.x);
+        let iters: (u32, u32) = (
+            a.iter().map(|s| s.position_iterations).sum(),
+            b.iter().map(|s| s.position_iterations).sum(),
+        );
+        eprintln!("{kind}: {d:.3e} m apart after 60 steps, iterations {iters:?}");
+        assert_eq!(d, 0.0, "{kind}: {d} m apart");
+    }
+}
+
+/// `steps` steps of `kind`, the direct solvers with AMD for their fill-reducing order on
+/// a grid too (the grid's nested dissection factorises the same matrices in another
+/// order, so its round-off differs; the hanging cloth's swing, perturbed at random,
+/// amplifies that to millimetres in a second).
+fn run_amd(
+    world: &mut World,
+    kind: SolverKind,
+    steps: usize,
+) -> Vec<impulse_cloth::sim::StepStats> {
+    use impulse_cloth::sim::solver::{FillOrdering, NewtonSolver, SleSolver};
+    let mut solver: Box<dyn impulse_cloth::sim::Solver> = match kind {
+        SolverKind::Sle => {
+            let mut s = SleSolver::default();
+            s.ordering = FillOrdering::Amd;
+            Box::new(s)
+        }
+        SolverKind::Newton => {
+            let mut s = NewtonSolver::default();
+            s.ordering = FillOrdering::Amd;
+            Box::new(s)
+        }
+        _ => kind.create(),
+    };
+    (0..steps)
+        .map(|_| world.step(solver.as_mut()).expect("finite step"))
+        .collect()
+}
+
+/// The particles on the mesh's boundary (edges of one triangle).
+fn boundary(t: &impulse_cloth::sim::Topology) -> Vec<usize> {
+    let mut count = std::collections::HashMap::new();
+    for tri in &t.triangles {
+        for k in 0..3 {
+            let (a, b) = (tri[k], tri[(k + 1) % 3]);
+            *count.entry((a.min(b), a.max(b))).or_insert(0) += 1;
+        }
+    }
+    let mut v: Vec<usize> = count
+        .into_iter()
+        .filter(|&(_, c)| c == 1)
+        .flat_map(|((a, b), _)| [a as usize, b as usize])
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// On every shipped mesh, every impulse solver at the app's settings with self-collision
+/// on: each step the solver reports converged leaves every constraint within the tolerance
+/// recomputed from the positions, and no (edge, triangle) pair crosses (counted from the
+/// positions, over every mesh edge).
+#[test]
+fn every_impulse_solver_holds_every_shipped_mesh() {
+    for preset in MESH_SCENES {
+        for kind in IMPULSE_SOLVERS {
+            let p = app_params(kind);
+            let tol = p.tolerance;
+            let substeps = config::step_settings(kind).substeps as usize;
+            let mut w = scene(preset, p);
+            let mut solver = kind.create();
+            let (mut converged, mut steps) = (0, 0);
+            for frame in 0..40 {
+                for _ in 0..substeps {
+                    let s = w.step(solver.as_mut()).expect("finite step");
+                    steps += 1;
+                    if s.converged {
+                        converged += 1;
+                        let (max, _) = w.cloth.strain_stats();
+                        assert!(
+                            max <= tol * (1.0 + 1e-6),
+                            "{preset}/{kind}: step {steps} converged with strain {max}"
+                        );
+                    }
+                }
+                if frame % 10 == 9 {
+                    let n = crossings_by(&w, 1e-9);
+                    assert_eq!(n, 0, "{preset}/{kind}: {n} crossings at frame {frame}");
+                }
+            }
+            assert!(
+                converged * 10 >= steps * 9,
+                "{preset}/{kind}: {converged} of {steps} steps converged"
+            );
+        }
+    }
+}
+
+/// Verlet and the strain limits run on every shipped mesh too: finite, and the strain
+/// limits' stretch bound (10 %) kept.
+#[test]
+fn verlet_and_the_strain_limits_run_on_every_shipped_mesh() {
+    for preset in MESH_SCENES {
+        for kind in [SolverKind::Verlet, SolverKind::StrainLimit] {
+            let mut w = scene(preset, app_params(kind));
+            let stats = run(&mut w, kind, 100);
+            assert!(w.cloth.particles.x.iter().all(|x| x.is_finite()));
+            let (max, _) = w.cloth.strain_stats();
+            if kind == SolverKind::StrainLimit {
+                let limit = w.params.strain_limits.stretch;
+                let worst = stats.iter().map(|s| s.limit_excess).fold(0.0, f64::max);
+                assert!(
+                    max <= limit * 1.05,
+                    "{preset}: stretched {max} beyond {limit} ({worst})"
+                );
+            } else {
+                assert!(max < 0.5, "{preset}/verlet: strain {max}");
+            }
+        }
+    }
+}
+
+/// Free meshes in zero gravity: the impulses keep linear momentum.
+#[test]
+fn meshes_keep_momentum_in_zero_gravity() {
+    for preset in MESH_SCENES {
+        for kind in IMPULSE_SOLVERS {
+            let mut spec = SceneSpec::new(preset, 2, 2);
+            spec.pins = PinSpec::None;
+            spec.perturb = 1.0;
+            spec.perturb_speed = 0.3;
+            let mut p = SimParams {
+                tolerance: 1e-8,
+                gravity: DVec3::ZERO,
+                ..SimParams::default()
+            };
+            for s in [&mut p.shear, &mut p.bend] {
+                s.stiffness = 0.0;
+                s.damping = 0.0;
+            }
+            let mut w = spec.build(p).unwrap();
+            w.params.ball = None;
+            w.params.ground = None;
+            w.params.wind.enabled = false;
+            let l0 = w.cloth.particles.linear_momentum();
+            let scale: f64 = w
+                .cloth
+                .particles
+                .v
+                .iter()
+                .zip(w.cloth.particles.inv_mass())
+                .map(|(v, k)| v.length() / k)
+                .sum();
+            let stats = run(&mut w, kind, 10);
+            let work: u32 = stats
+                .iter()
+                .map(|s| s.position_iterations.max(s.factorizations))
+                .sum();
+            assert!(work > 5, "{preset}/{kind}: no impulses ({work})");
+            let dl = (w.cloth.particles.linear_momentum() - l0).length();
+            // Newton's impulses are equal and opposite only to its solve's round-off (as
+            // in tests/conservation.rs); the others' exactly, pair by pair.
+            let rel = if kind == SolverKind::Newton {
+                1e-9
+            } else {
+                1e-12
+            };
+            assert!(
+                dl < rel * scale,
+                "{preset}/{kind}: momentum drifted {dl} of {scale}"
+            );
+        }
+    }
+}
+
+/// How far the tablecloth's rim hangs below the ball's centre after `frames` frames (m;
+/// negative: above), with the given constraint choice, Newton at the app's settings.
+fn rim_below_equator(choice: ConstraintChoice, frames: usize) -> f64 {
+    let mut spec = SceneSpec::new(ScenePreset::Tablecloth, 2, 2);
+    spec.constraints = choice;
+    let mut w = spec.build(app_params(SolverKind::Newton)).unwrap();
+    let centre = w.params.ball.unwrap().center.y;
+    run(&mut w, SolverKind::Newton, frames);
+    let rim = boundary(&w.cloth.topology);
+    let mean = rim.iter().map(|&i| w.cloth.particles.x[i].y).sum::<f64>() / rim.len() as f64;
+    centre - mean
+}
+
+/// Locking: after a second the tablecloth on quads hangs over the ball in folds, its rim
+/// below the ball's equator (0.11 m at the app's settings); with every edge constrained it
+/// cannot take the ball's shape, and the contact and the constraints, in conflict, throw
+/// it off the ball (docs/numerics.md, "Meshes: which edges are constraints").
+#[test]
+fn the_tablecloth_folds_on_quads_and_locks_on_every_edge() {
+    let quads = rim_below_equator(ConstraintChoice::Quads, 60);
+    let all = rim_below_equator(ConstraintChoice::AllEdges, 60);
+    eprintln!("rim below the equator: quads {quads:.3} m, every edge {all:.3} m");
+    assert!(
+        quads > 0.05,
+        "quads: the rim is {quads} m below the equator"
+    );
+    assert!(
+        all < 0.0,
+        "every edge: the rim is {all} m below the equator"
+    );
+}
+
+/// A mesh made in code goes through the same builder: a grid's own mesh gives the grid's
+/// constraints (the library's unit test checks the order), and the quads pairing leaves
+/// no triangle of a grid unpaired.
+#[test]
+fn a_grids_mesh_pairs_every_triangle() {
+    let grid = Cloth::grid(&GridSpec {
+        width: 12,
+        height: 9,
+        ..GridSpec::default()
+    })
+    .unwrap();
+    let m = TriMesh::of_cloth(&grid);
+    let (c, b) = mesh::build_cloth(
+        &m,
+        grid.particles.x.clone(),
+        0.2,
+        ConstraintChoice::Quads,
+        MassRule::Area,
+    )
+    .unwrap();
+    assert_eq!((b.quads, b.unpaired), (88, 0));
+    assert_eq!(c.topology.edges, grid.topology.edges);
+}
+
+fn bin() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_impulse-cloth"))
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("ic-meshes-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+/// Every kind of file that cannot be a cloth: one clear line on stderr, exit code 2, no
+/// panic, and no report written.
+#[test]
+fn bad_obj_files_are_refused_with_one_line() {
+    let many: String = (0..=1024 * 1024).map(|i| format!("v {i} 0 0\n")).collect();
+    let cases: Vec<(&str, String, &str)> = vec![
+        ("empty", String::new(), "no triangles"),
+        (
+            "non-manifold",
+            "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 -1 0\nv 0 0 1\nf 1 2 3\nf 2 1 4\nf 1 2 5\n".into(),
+            "shared by 3 triangles",
+        ),
+        (
+            "zero-area",
+            "v 0 0 0\nv 1 0 0\nv 2 0 0\nf 1 2 3\n".into(),
+            "area is zero",
+        ),
+        (
+            "repeated",
+            "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 1 3\n".into(),
+            "repeated",
+        ),
+        (
+            "nan",
+            "v 0 0 0\nv nan 0 0\nv 0 1 0\nf 1 2 3\n".into(),
+            "non-finite",
+        ),
+        (
+            "out-of-range",
+            "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 7\n".into(),
+            "vertex index 7 is out of range",
+        ),
+        ("too-many", many, "at most 1048576"),
+        ("garbage", "v 1 2\n".into(), "line 1"),
+    ];
+    for (name, text, want) in cases {
+        let path = tmp(&format!("{name}.obj"));
+        std::fs::write(&path, text).unwrap();
+        let json = tmp(&format!("{name}.json"));
+        let _ = std::fs::remove_file(&json);
+        let out = bin()
+            .args(["run", "--steps", "1", "--quiet", "--mesh"])
+            .arg(&path)
+            .arg("--json")
+            .arg(&json)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(err.contains(want), "{name}: {err}");
+        assert!(err.contains("--mesh"), "{name}: names the flag: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{name}: one line: {err}");
+        assert!(!err.contains("panicked"), "{name}: {err}");
+        assert!(!json.exists(), "{name}: a report was written");
+    }
+    let out = bin()
+        .args(["run", "--steps", "1", "--mesh", "/nonexistent/cloth.obj"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot read /nonexistent/cloth.obj"), "{err}");
+}
+
+/// A file's own mesh runs headless: placed by the documented rule, pinned by a named
+/// group, and the report lists its triangles and edges so crossings and strains can be
+/// checked from the positions.
+#[test]
+fn a_users_obj_runs_with_pins_by_group() {
+    // A 4×3 sheet of quads in the x–y plane, its top row a group.
+    let mut text = String::new();
+    for r in 0..3 {
+        for c in 0..4 {
+            text.push_str(&format!("v {} {} 0\n", c as f64 * 2.0, -(r as f64) * 2.0));
+        }
+    }
+    for r in 0..2 {
+        for c in 0..3 {
+            let i = r * 4 + c + 1;
+            text.push_str(&format!("f {} {} {} {}\n", i, i + 4, i + 5, i + 1));
+        }
+    }
+    text.push_str("g Top\np 1 2 3 4\n");
+    let path = tmp("sheet.obj");
+    std::fs::write(&path, &text).unwrap();
+    let json = tmp("sheet.json");
+    let out = bin()
+        .args([
+            "run",
+            "--steps",
+            "5",
+            "--quiet",
+            "--scene",
+            "curtain",
+            "--pin",
+            "group:Top",
+        ])
+        .args(["--size", "0.6", "--mesh"])
+        .arg(&path)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(r["grid"].is_null());
+    assert_eq!(r["particles"], 12);
+    assert_eq!(r["triangles"].as_array().unwrap().len(), 12);
+    assert_eq!(r["edges"].as_array().unwrap().len(), 17, "quad sides only");
+    let k = r["inverse_masses"].as_array().unwrap();
+    let pinned: Vec<usize> = (0..12).filter(|&i| k[i] == 0.0).collect();
+    assert_eq!(pinned, vec![0, 1, 2, 3]);
+    // Placed: longest side 0.6 m, top at 1.2 × 0.6.
+    let x = r["final_positions"].as_array().unwrap();
+    let y0 = x[0][1].as_f64().unwrap();
+    let x3 = x[3][0].as_f64().unwrap();
+    assert!(
+        (y0 - 0.72).abs() < 1e-12 && (x3 - 0.3).abs() < 1e-12,
+        "{y0} {x3}"
+    );
+    let out = bin()
+        .args(["run", "--steps", "1", "--pin", "group:Bottom", "--mesh"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no vertex group `Bottom` (it has: Top)"),
+        "{err}"
+    );
+}
