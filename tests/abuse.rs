@@ -56,7 +56,14 @@ struct Tally {
 }
 
 fn random_world(rng: &mut ChaCha8Rng, params: &SimParams) -> World {
-    let preset = ScenePreset::ALL[rng.random_range(0..ScenePreset::ALL.len())];
+    // The grid scenes, at 4–16 a side: the figures in docs/results.md ("The fail-safe
+    // under abuse") are theirs. The mesh scenes (800–960 particles each) are not drawn here
+    // yet: at their size the recovery bound below was never measured.
+    let grids: Vec<ScenePreset> = ScenePreset::ALL
+        .into_iter()
+        .filter(|p| !p.is_mesh())
+        .collect();
+    let preset = grids[rng.random_range(0..grids.len())];
     let mut spec = SceneSpec::new(preset, rng.random_range(4..=16), rng.random_range(4..=16));
     spec.seed = rng.random();
     spec.build(params.clone()).expect("valid scene")

@@ -26,14 +26,20 @@ use crate::sim::{Drag, DragScript, ScenePreset, SimError, SolverKind, World};
 pub const FRAME: f64 = config::FRAME;
 
 /// The scenes of the benchmark, in table order: the app's presets a user drags (the
-/// curtain on its rod is drawn along the rod rather than pulled, so it has no drag here).
-pub const SCENES: [ScenePreset; 6] = [
+/// curtain on its rod is drawn along the rod rather than pulled, so it has no drag here),
+/// the grids' first, then the meshes' (run once each, at their own size, whatever
+/// `--grids` says).
+pub const SCENES: [ScenePreset; 10] = [
     ScenePreset::Hanging,
     ScenePreset::Curtain,
     ScenePreset::Drape,
     ScenePreset::Flag,
     ScenePreset::Pile,
     ScenePreset::Fold,
+    ScenePreset::Tablecloth,
+    ScenePreset::FlagHole,
+    ScenePreset::Skirt,
+    ScenePreset::Square,
 ];
 
 /// One solver configuration of the benchmark.
@@ -475,8 +481,10 @@ pub fn measure(
 pub struct AppRow {
     /// Scene.
     pub scene: ScenePreset,
-    /// Grid side (n×n particles).
+    /// Grid side (n×n particles); 0 for a mesh scene.
     pub grid: usize,
+    /// Particles of the cloth.
+    pub particles: usize,
     /// Configuration label.
     pub config: String,
     /// Solver.
@@ -597,12 +605,15 @@ fn markdown(rows: &[AppRow], opts: &Options, skipped: &[String]) -> String {
                 format!("{:.2}", m.ms.mean / o.measured.ms.mean)
             });
         s.push_str(&format!(
-            "| {} | {}×{} | {solver} | {tol} | {} | {} | {:.3} | {:.3} | {:.1} | {:.2e} | {}/{} | \
+            "| {} | {} | {solver} | {tol} | {} | {} | {:.3} | {:.3} | {:.1} | {:.2e} | {}/{} | \
              {}/{} frames | {self_ms} | {gathers} | {self_rows} | {zones} | {crossing} | {ratio} \
              | {} |\n",
             r.scene,
-            r.grid,
-            r.grid,
+            if r.grid > 0 {
+                format!("{}×{}", r.grid, r.grid)
+            } else {
+                format!("mesh, {}", r.particles)
+            },
             if r.self_collision { "on" } else { "off" },
             step_label(r),
             m.ms.mean,
@@ -801,7 +812,14 @@ pub fn main(args: BenchArgs) -> ExitCode {
                     ..opts.clone()
                 };
                 let mut row_plan = Vec::new();
-                for &n in &grids {
+                // A mesh has its own size: one row (built with the first grid's flag,
+                // which it ignores).
+                let sizes = if scene.is_mesh() {
+                    grids.get(..1).unwrap_or(&[])
+                } else {
+                    &grids[..]
+                };
+                for &n in sizes {
                     match setup(scene, n, cfg, &opts) {
                         Ok(p) => row_plan.push((n, p)),
                         Err(e) => {
@@ -910,7 +928,8 @@ pub fn main(args: BenchArgs) -> ExitCode {
             } = config::step_settings(cfg.solver);
             rows.push(AppRow {
                 scene,
-                grid: n,
+                grid: if scene.is_mesh() { 0 } else { n },
+                particles: build_world(&run_args).map_or(0, |w| w.cloth.len()),
                 config: label.clone(),
                 solver: cfg.solver,
                 tolerance: cfg.tolerance(),
@@ -953,8 +972,11 @@ pub fn main(args: BenchArgs) -> ExitCode {
         .iter()
         .flat_map(|c| modes.iter().map(|&sc| row_label(c, sc)))
         .collect();
+    // The chart plots cost against grid side: the mesh scenes, of one size each, are in
+    // the table only.
+    let grid_scenes: Vec<ScenePreset> = scenes.iter().copied().filter(|s| !s.is_mesh()).collect();
     if let Err(e) = atomic_png(&out.join("ms_per_frame.png"), |p| {
-        plot(p, &rows, &scenes, &picked)
+        plot(p, &rows, &grid_scenes, &picked)
     }) {
         errors.push(format!("ms_per_frame.png: {e}"));
     }
@@ -994,6 +1016,7 @@ mod tests {
             AppRow {
                 scene: ScenePreset::Drape,
                 grid,
+                particles: grid * grid,
                 config: row_label(&cfg, self_collision),
                 solver: SolverKind::Newton,
                 tolerance: 1e-4,

@@ -392,7 +392,8 @@ mod tests {
     use crate::sim::{ScenePreset, SceneSpec, SimParams};
 
     /// 30×30 and 20×45 have the same 900 particles but no triangle in common: the mesh must
-    /// be rebuilt between them, so their keys differ even though the vertex count does not.
+    /// be rebuilt between them, so their keys differ even though the vertex count does not;
+    /// a clone (the same topology) keeps its key, a rebuilt cloth (Reset) gets a new one.
     #[test]
     fn same_particle_count_other_shape_rebuilds_the_mesh() {
         let build = |w, h| {
@@ -404,6 +405,7 @@ mod tests {
         let (a, b) = (build(30, 30), build(20, 45));
         assert_eq!(a.len(), b.len());
         assert_ne!(shape_key(&a), shape_key(&b));
-        assert_eq!(shape_key(&a), shape_key(&build(30, 30)));
+        assert_eq!(shape_key(&a), shape_key(&a.clone()));
+        assert_ne!(shape_key(&a), shape_key(&build(30, 30)));
     }
 }

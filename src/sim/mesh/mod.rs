@@ -517,3 +517,31 @@ mod tests {
         assert!((total - 0.2).abs() < 1e-12, "mass kept: {total}");
     }
 }
+
+#[cfg(test)]
+mod shipped_tests {
+    use super::*;
+    use crate::sim::ScenePreset;
+
+    /// Every shipped mesh pairs into quads completely: no triangle keeps three
+    /// constraints (docs/numerics.md, "Meshes: which edges are constraints").
+    #[test]
+    fn the_shipped_meshes_pair_completely() {
+        for preset in ScenePreset::ALL {
+            let Some((name, text)) = preset.shipped_mesh() else {
+                continue;
+            };
+            let m = obj::parse(text).unwrap();
+            let (_, b) = build_cloth(
+                &m,
+                m.positions.clone(),
+                0.2,
+                ConstraintChoice::Quads,
+                MassRule::Area,
+            )
+            .unwrap();
+            eprintln!("{name}: {b:?}");
+            assert_eq!(b.unpaired, 0, "{name}: {b:?}");
+        }
+    }
+}
