@@ -283,7 +283,7 @@ fn rim_below_equator(choice: ConstraintChoice, frames: usize) -> f64 {
 }
 
 /// Locking: after a second the tablecloth on quads hangs over the ball in folds, its rim
-/// below the ball's equator (0.11 m at the app's settings); with every edge constrained it
+/// below the ball's equator (0.20 m at the app's settings); with every edge constrained it
 /// cannot take the ball's shape, and the contact and the constraints, in conflict, throw
 /// it off the ball (docs/numerics.md, "Meshes: which edges are constraints").
 #[test]
