@@ -219,11 +219,10 @@ impl Topology {
         }
     }
 
-    /// A topology from its parts (the mesh builder's way in): a fresh identity, the edges
-    /// coloured for the parallel sweep.
+    /// A mesh's topology from its parts (the mesh builder's way in): no grid shape, a fresh
+    /// identity, the edges coloured for the parallel sweep.
     pub(crate) fn from_parts(
         n_particles: usize,
-        grid: Option<GridShape>,
         mesh_extent: f64,
         cover: Vec<Vec<super::mesh::paths::Path>>,
         edges: Vec<[u32; 2]>,
@@ -234,7 +233,7 @@ impl Topology {
         let colours = colour_edges(n_particles, &edges);
         Topology {
             id: fresh_identity(),
-            grid,
+            grid: None,
             mesh_extent,
             cover,
             edges,

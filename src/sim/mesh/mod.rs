@@ -8,7 +8,7 @@
 //! lattice, taut chains.
 //!
 //! Constraint choice ([`ConstraintChoice`], measured in docs/numerics.md, "Meshes"):
-//! triangles are paired into quads ([`quads`]) whose sides are the distance constraints;
+//! triangles are paired into quads (`quads.rs`) whose sides are the distance constraints;
 //! the quads' diagonals are shear springs and straight continuations through a particle
 //! ([`paths::continuations`]) are bend springs, as on the grid (004 §3.3).
 
@@ -147,7 +147,7 @@ pub enum MeshError {
 #[serde(rename_all = "kebab-case")]
 pub enum ConstraintChoice {
     /// Triangles paired into quads; the quads' sides are constraints, their diagonals
-    /// shear springs ([`quads`]). Does not lock.
+    /// shear springs (`quads.rs`). Does not lock.
     #[default]
     Quads,
     /// Every edge a constraint, no shear springs: locks (kept to measure it).
@@ -253,7 +253,7 @@ impl TriMesh {
                 .max((pc - pb).length_squared())
                 .max((pa - pc).length_squared());
             let area2 = (pb - pa).cross(pc - pa).length();
-            if !(area2 > 1e-10 * longest) {
+            if area2.is_nan() || area2 <= 1e-10 * longest {
                 return Err(bad("its area is zero"));
             }
             for i in [a, b, c] {
@@ -447,7 +447,6 @@ pub fn build_cloth(
     let cover = paths::strip_cover(&x, &edges);
     let topology = Topology::from_parts(
         n,
-        None,
         (hi - lo).max_element(),
         cover,
         edges,

@@ -82,7 +82,7 @@ fn quad_score(x: &[DVec3], a: u32, b: u32, c: u32, d: u32) -> Option<f64> {
         worst = worst.max(u.dot(v).abs());
         sharpest = sharpest.max(u.dot(v));
     }
-    (sharpest <= MAX_CORNER_COS).then(|| 1.0 - worst)
+    (sharpest <= MAX_CORNER_COS).then_some(1.0 - worst)
 }
 
 /// A quad: the two triangles and its shared diagonal (a, b) and other diagonal (c, d).
@@ -248,8 +248,8 @@ fn augment(nbrs: &[Vec<u32>], partner: &mut [u32]) {
                     };
                     mark(v, to, &mut touched);
                     mark(to, v, &mut touched);
-                    for k in 0..touched.len() {
-                        let i = touched[k] as usize;
+                    for &i in &touched {
+                        let i = i as usize;
                         if blossom[base[i] as usize] {
                             base[i] = b;
                             if !used[i] {

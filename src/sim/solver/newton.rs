@@ -319,7 +319,7 @@ pub struct NewtonSolver {
     /// to check that the two agree (tests/agreement.rs).
     pub refactor_every_step: bool,
     /// Fill-reducing order of the Newton matrix and of the velocity pass's SLE: nested
-    /// dissection on a grid, AMD otherwise ([`FillOrdering::Auto`]), or AMD always (to
+    /// dissection on a grid, AMD otherwise ([`super::sle::FillOrdering::Auto`]), or AMD always (to
     /// compare a grid with the same cloth read as a mesh, tests/meshes.rs).
     pub ordering: super::sle::FillOrdering,
     /// Per side row: the tangential velocity change its friction may still make in this
