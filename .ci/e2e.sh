@@ -4,7 +4,8 @@
 # cloth (the app prints a JSON summary on exit with --summary). The drag pulls 400 px down
 # from near the pinned edge, beyond what the cloth can reach; without flags (the app's
 # default configuration) every step must also end within the tolerance.
-# usage: .ci/e2e.sh [BINARY [APP FLAGS...]]
+# usage: [E2E_AT=X,Y] .ci/e2e.sh [BINARY [APP FLAGS...]]  (E2E_AT: where the drag starts,
+# screen pixels; 700,330 by default, near the hanging cloth's pinned edge)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-target/release/impulse-cloth}
@@ -35,9 +36,10 @@ done
 # takes 100–500 ms and simulated time runs slower than wall time (the overlay says why), so
 # give it time to hang before grabbing it.
 sleep 20
-DISPLAY=$disp xdotool mousemove 700 330 mousedown 1
+IFS=, read -r x0 y0 <<<"${E2E_AT:-700,330}"
+DISPLAY=$disp xdotool mousemove "$x0" "$y0" mousedown 1
 for i in $(seq 1 25); do
-  DISPLAY=$disp xdotool mousemove $((700 + 4 * i)) $((330 + 16 * i)); sleep 0.1
+  DISPLAY=$disp xdotool mousemove $((x0 + 4 * i)) $((y0 + 16 * i)); sleep 0.1
 done
 sleep 2
 DISPLAY=$disp import -window root "$out/shot.png"
