@@ -8,11 +8,9 @@ use std::sync::Arc;
 use common::*;
 use glam::DVec3;
 use impulse_cloth::config;
-use impulse_cloth::sim::mesh::{self, ConstraintChoice, MassRule, TriMesh};
+use impulse_cloth::sim::mesh::{self, ConstraintChoice, MassRule};
 use impulse_cloth::sim::scene::MeshSource;
-use impulse_cloth::sim::{
-    Cloth, GridSpec, PinSpec, ScenePreset, SceneSpec, SimParams, SolverKind, World,
-};
+use impulse_cloth::sim::{PinSpec, ScenePreset, SceneSpec, SimParams, SolverKind, World};
 
 const MESH_SCENES: [ScenePreset; 4] = [
     ScenePreset::Tablecloth,
@@ -299,30 +297,6 @@ fn the_tablecloth_folds_on_quads_and_locks_on_every_edge() {
         all < 0.0,
         "every edge: the rim is {all} m below the equator"
     );
-}
-
-/// A mesh made in code goes through the same builder: a grid's own mesh gives the grid's
-/// constraints (the library's unit test checks the order), and the quads pairing leaves
-/// no triangle of a grid unpaired.
-#[test]
-fn a_grids_mesh_pairs_every_triangle() {
-    let grid = Cloth::grid(&GridSpec {
-        width: 12,
-        height: 9,
-        ..GridSpec::default()
-    })
-    .unwrap();
-    let m = TriMesh::of_cloth(&grid);
-    let (c, b) = mesh::build_cloth(
-        &m,
-        grid.particles.x.clone(),
-        0.2,
-        ConstraintChoice::Quads,
-        MassRule::Area,
-    )
-    .unwrap();
-    assert_eq!((b.quads, b.unpaired), (88, 0));
-    assert_eq!(c.topology.edges, grid.topology.edges);
 }
 
 fn bin() -> std::process::Command {

@@ -462,23 +462,27 @@ mod tests {
     use super::*;
     use crate::sim::cloth::GridSpec;
 
-    #[test]
-    fn a_grids_mesh_gives_the_grids_constraints() {
+    /// A W×H grid, and the cloth the mesh builder makes of its own triangles.
+    fn grid_and_its_mesh(
+        width: usize,
+        height: usize,
+        choice: ConstraintChoice,
+        rule: MassRule,
+    ) -> (Cloth, Cloth, MeshBuild) {
         let grid = Cloth::grid(&GridSpec {
-            width: 7,
-            height: 5,
+            width,
+            height,
             ..GridSpec::default()
         })
         .unwrap();
         let mesh = TriMesh::of_cloth(&grid);
-        let (c, b) = build_cloth(
-            &mesh,
-            grid.particles.x.clone(),
-            0.2,
-            ConstraintChoice::Quads,
-            MassRule::Even,
-        )
-        .unwrap();
+        let (c, b) = build_cloth(&mesh, grid.particles.x.clone(), 0.2, choice, rule).unwrap();
+        (grid, c, b)
+    }
+
+    #[test]
+    fn a_grids_mesh_gives_the_grids_constraints() {
+        let (grid, c, b) = grid_and_its_mesh(7, 5, ConstraintChoice::Quads, MassRule::Even);
         assert_eq!(b.quads, 24);
         assert_eq!(b.unpaired, 0);
         assert_eq!(
@@ -495,21 +499,7 @@ mod tests {
 
     #[test]
     fn every_edge_constrained_when_asked() {
-        let grid = Cloth::grid(&GridSpec {
-            width: 4,
-            height: 4,
-            ..GridSpec::default()
-        })
-        .unwrap();
-        let mesh = TriMesh::of_cloth(&grid);
-        let (c, b) = build_cloth(
-            &mesh,
-            grid.particles.x.clone(),
-            0.2,
-            ConstraintChoice::AllEdges,
-            MassRule::Area,
-        )
-        .unwrap();
+        let (_, c, b) = grid_and_its_mesh(4, 4, ConstraintChoice::AllEdges, MassRule::Area);
         assert_eq!(b.quads, 0);
         assert_eq!(c.topology.edges.len(), 24 + 9, "sides and diagonals");
         let total: f64 = c.particles.inv_mass().iter().map(|k| 1.0 / k).sum();
