@@ -248,6 +248,31 @@ impl World {
         }
     }
 
+    /// Cut the cloth along `pairs` of particles (edges of its triangles; others are
+    /// ignored): the triangles on the two sides of a cut edge separate where the cut
+    /// reaches the border or another cut, their shared particles duplicated with mass and
+    /// momentum kept ([`mesh::tear`]). Between steps only. The hand lets go and taut
+    /// chains are released (both are looked for again by the next step); every solver
+    /// cache follows, since the cut cloth has a new topology. Returns what was cut
+    /// (nothing: the cloth is unchanged).
+    pub fn cut(&mut self, pairs: &[[u32; 2]]) -> Result<mesh::tear::Cut, SimError> {
+        self.expect(Stage::Idle, "cut")?;
+        // The cut cloth takes base inverse masses and pins, not the hand's or a lock's.
+        let Some((cloth, report)) = mesh::tear::cut(&self.cloth, pairs) else {
+            return Ok(mesh::tear::Cut::default());
+        };
+        self.grab = None;
+        self.grab_goal = None;
+        self.hand_slowed = false;
+        self.hand_rows = false;
+        self.cloth = cloth;
+        self.locked.clear();
+        self.selfc = contact::SelfContact::default();
+        self.saved = Snapshot::default();
+        self.current = None;
+        Ok(report)
+    }
+
     /// Particles currently static because they lie inside a taut chain ([`taut`]).
     pub fn locked_particles(&self) -> &[usize] {
         &self.locked

@@ -15,6 +15,7 @@
 pub mod obj;
 pub mod paths;
 pub(crate) mod quads;
+pub mod tear;
 
 use glam::DVec3;
 use thiserror::Error;

@@ -1,0 +1,289 @@
+//! Cutting a cloth along edges of its mesh: what a cut gesture and a tear do to the
+//! topology.
+//!
+//! A cut edge stops joining the two triangles on its sides. Where that splits the fan of
+//! triangles around a particle into pieces — at the cloth's border, or where two cut edges
+//! meet — the particle is duplicated, one copy per piece: the copies start where it is,
+//! with its velocity, and share its mass by the area of their pieces, so mass, momentum and
+//! the positions are kept exactly. A cut that does not yet reach the border or another cut
+//! opens nothing (a slit with both ends inside the cloth holds). Constraints on cut edges
+//! are removed; the others, and the springs, follow the triangles they lie in to the copies
+//! (a spring whose ends no longer share a triangle or two adjacent ones is dropped — the
+//! bend springs across the lip). Copies are numbered after the existing particles, so every
+//! index that was valid stays valid and names the same material point.
+
+use std::collections::{BTreeSet, HashMap};
+
+use glam::DVec3;
+
+use super::paths;
+use super::quads::edge_map;
+use crate::sim::cloth::{Cloth, Spring, Topology};
+
+/// What a cut did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub struct Cut {
+    /// Mesh edges newly cut (asked for, existing, and not cut before).
+    pub edges: usize,
+    /// Distance constraints removed with them.
+    pub constraints: usize,
+    /// Particles added (copies of split particles).
+    pub particles: usize,
+    /// Springs dropped (their ends left on two sides of the cut).
+    pub springs: usize,
+}
+
+fn key(a: u32, b: u32) -> (u32, u32) {
+    (a.min(b), a.max(b))
+}
+
+/// Find with path halving.
+fn find(parent: &mut [usize], mut i: usize) -> usize {
+    while parent[i] != i {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    i
+}
+
+/// The cloth cut along `pairs` (particle pairs; those that are no edge of a triangle are
+/// ignored). `None` when nothing changes. Deterministic: the result depends on the cloth
+/// and the set of pairs only.
+pub fn cut(cloth: &Cloth, pairs: &[[u32; 2]]) -> Option<(Cloth, Cut)> {
+    let t = &cloth.topology;
+    let n = cloth.len();
+    let tri_edges = edge_map(&t.triangles);
+    let cut: BTreeSet<(u32, u32)> = pairs
+        .iter()
+        .map(|&[a, b]| key(a, b))
+        .filter(|k| tri_edges.contains_key(k))
+        .collect();
+    if cut.is_empty() {
+        return None;
+    }
+    // Where the edge runs between two triangles, they no longer share it; an edge of one
+    // triangle (the border, or an edge cut before) is recorded as cut all the same, so its
+    // constraint goes.
+    let mut fans: HashMap<u32, Vec<u32>> = HashMap::new();
+    for &(a, b) in &cut {
+        fans.entry(a).or_default();
+        fans.entry(b).or_default();
+    }
+    for (k, tri) in t.triangles.iter().enumerate() {
+        for &v in tri {
+            if let Some(f) = fans.get_mut(&v) {
+                f.push(k as u32);
+            }
+        }
+    }
+    let x = &cloth.particles.x;
+    let area = |k: u32| {
+        let [a, b, c] = t.triangles[k as usize].map(|i| x[i as usize]);
+        0.5 * (b - a).cross(c - a).length()
+    };
+    let p = &cloth.particles;
+    let mut new_x = p.x.clone();
+    let mut new_v = p.v.clone();
+    let mut base = p.base_inv_mass.clone();
+    let mut pinned = p.pinned.clone();
+    // (triangle, particle) → the copy the triangle now uses.
+    let mut remap: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut split: BTreeSet<u32> = BTreeSet::new();
+    let mut vertices: Vec<u32> = fans.keys().copied().collect();
+    vertices.sort_unstable();
+    for v in vertices {
+        let fan = &fans[&v];
+        // Pieces of the fan: triangles joined by an uncut edge at v.
+        let mut parent: Vec<usize> = (0..fan.len()).collect();
+        let mut by_other: HashMap<u32, usize> = HashMap::new();
+        for (j, &k) in fan.iter().enumerate() {
+            for &w in &t.triangles[k as usize] {
+                if w == v || cut.contains(&key(v, w)) {
+                    continue;
+                }
+                if let Some(&i) = by_other.get(&w) {
+                    let (ri, rj) = (find(&mut parent, i), find(&mut parent, j));
+                    parent[ri.max(rj)] = ri.min(rj);
+                } else {
+                    by_other.insert(w, j);
+                }
+            }
+        }
+        let mut pieces: Vec<Vec<u32>> = Vec::new();
+        let mut piece_of: HashMap<usize, usize> = HashMap::new();
+        for j in 0..fan.len() {
+            let r = find(&mut parent, j);
+            let at = *piece_of.entry(r).or_insert_with(|| {
+                pieces.push(Vec::new());
+                pieces.len() - 1
+            });
+            pieces[at].push(fan[j]);
+        }
+        if pieces.len() < 2 {
+            continue;
+        }
+        split.insert(v);
+        let areas: Vec<f64> = pieces
+            .iter()
+            .map(|pc| pc.iter().map(|&k| area(k)).sum())
+            .collect();
+        let total: f64 = areas.iter().sum();
+        let share = |i: usize| {
+            if total > 0.0 && areas[i] > 0.0 {
+                areas[i] / total
+            } else {
+                1.0 / pieces.len() as f64
+            }
+        };
+        let k_v = p.base_inv_mass[v as usize];
+        for (i, piece) in pieces.iter().enumerate() {
+            let id = if i == 0 {
+                v
+            } else {
+                new_x.push(p.x[v as usize]);
+                new_v.push(p.v[v as usize]);
+                base.push(0.0);
+                pinned.push(p.pinned[v as usize]);
+                (new_x.len() - 1) as u32
+            };
+            // Mass m·share: inverse mass k/share.
+            base[id as usize] = if k_v > 0.0 { k_v / share(i) } else { 0.0 };
+            for &k in piece {
+                remap.insert((k, v), id);
+            }
+        }
+    }
+    let at = |k: u32, v: u32| remap.get(&(k, v)).copied().unwrap_or(v);
+    let triangles: Vec<[u32; 3]> = t
+        .triangles
+        .iter()
+        .enumerate()
+        .map(|(k, tri)| tri.map(|v| at(k as u32, v)))
+        .collect();
+    let mut report = Cut {
+        edges: cut.len(),
+        particles: new_x.len() - n,
+        ..Cut::default()
+    };
+    let mut edges = Vec::with_capacity(t.edges.len());
+    let mut rest = Vec::with_capacity(t.rest.len());
+    for (&[a, b], &r) in t.edges.iter().zip(&t.rest) {
+        if cut.contains(&key(a, b)) {
+            report.constraints += 1;
+            continue;
+        }
+        let (a, b) = match tri_edges.get(&key(a, b)).and_then(|ts| ts.first()) {
+            Some(&k) => (at(k, a), at(k, b)),
+            None => (a, b),
+        };
+        edges.push([a, b]);
+        rest.push(r);
+    }
+    // A spring follows its ends into a triangle holding both, or two triangles joined by
+    // an uncut edge.
+    let fan_of = |v: u32| fans.get(&v).map(Vec::as_slice).unwrap_or(&[]);
+    let joined = |k: u32, l: u32| {
+        if k == l {
+            return true;
+        }
+        let (a, b) = (t.triangles[k as usize], t.triangles[l as usize]);
+        let shared: Vec<u32> = a.into_iter().filter(|v| b.contains(v)).collect();
+        shared.len() == 2 && !cut.contains(&key(shared[0], shared[1]))
+    };
+    let mut springs: Vec<Spring> = Vec::with_capacity(t.springs.len());
+    for s in &t.springs {
+        if !split.contains(&s.a) && !split.contains(&s.b) {
+            springs.push(*s);
+            continue;
+        }
+        // Triangles around an end that was not split are every triangle with it.
+        let around = |v: u32| -> Vec<u32> {
+            if split.contains(&v) {
+                fan_of(v).to_vec()
+            } else {
+                t.triangles
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, tri)| tri.contains(&v))
+                    .map(|(k, _)| k as u32)
+                    .collect()
+            }
+        };
+        let (ta, tb) = (around(s.a), around(s.b));
+        let found = ta
+            .iter()
+            .flat_map(|&k| tb.iter().map(move |&l| (k, l)))
+            .find(|&(k, l)| joined(k, l));
+        match found {
+            Some((k, l)) => springs.push(Spring {
+                a: at(k, s.a),
+                b: at(l, s.b),
+                ..*s
+            }),
+            None => report.springs += 1,
+        }
+    }
+    let m = new_x.len();
+    let cover = paths::strip_cover(&new_x, &edges);
+    let topology = Topology::from_parts(m, t.rest_extent(), cover, edges, rest, springs, triangles);
+    let mut out = Cloth::from_topology(new_x, base.clone(), topology);
+    out.particles.v = new_v;
+    for (i, &pin) in pinned.iter().enumerate() {
+        if pin {
+            out.particles.pinned[i] = true;
+            out.particles.inv_mass[i] = 0.0;
+            out.particles.v[i] = DVec3::ZERO;
+        }
+    }
+    Some((out, report))
+}
+
+/// Mesh edges (particle pairs of triangle edges) that the segment from `from` to `to`
+/// passes within `radius` of: what a cut gesture cuts. Sorted, without repeats.
+pub fn edges_near_segment(cloth: &Cloth, from: DVec3, to: DVec3, radius: f64) -> Vec<[u32; 2]> {
+    let x = &cloth.particles.x;
+    let mut out: BTreeSet<(u32, u32)> = BTreeSet::new();
+    for tri in &cloth.topology.triangles {
+        for k in 0..3 {
+            let (a, b) = (tri[k], tri[(k + 1) % 3]);
+            if segment_distance(from, to, x[a as usize], x[b as usize]) <= radius {
+                out.insert(key(a, b));
+            }
+        }
+    }
+    out.into_iter().map(|(a, b)| [a, b]).collect()
+}
+
+/// Distance between segments pq and ab (clamped closest points).
+fn segment_distance(p: DVec3, q: DVec3, a: DVec3, b: DVec3) -> f64 {
+    let (d1, d2, r) = (q - p, b - a, p - a);
+    let (aa, ee, f) = (d1.length_squared(), d2.length_squared(), d2.dot(r));
+    let (s, t) = if aa <= 1e-300 && ee <= 1e-300 {
+        (0.0, 0.0)
+    } else if aa <= 1e-300 {
+        (0.0, (f / ee).clamp(0.0, 1.0))
+    } else {
+        let c = d1.dot(r);
+        if ee <= 1e-300 {
+            ((-c / aa).clamp(0.0, 1.0), 0.0)
+        } else {
+            let bb = d1.dot(d2);
+            let denom = aa * ee - bb * bb;
+            let mut s = if denom > 0.0 {
+                ((bb * f - c * ee) / denom).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+            let mut t = (bb * s + f) / ee;
+            if t < 0.0 {
+                t = 0.0;
+                s = (-c / aa).clamp(0.0, 1.0);
+            } else if t > 1.0 {
+                t = 1.0;
+                s = ((bb - c) / aa).clamp(0.0, 1.0);
+            }
+            (s, t)
+        }
+    };
+    (p + d1 * s).distance(a + d2 * t)
+}
