@@ -111,13 +111,13 @@ pub fn cut(cloth: &Cloth, pairs: &[[u32; 2]]) -> Option<(Cloth, Cut)> {
         }
         let mut pieces: Vec<Vec<u32>> = Vec::new();
         let mut piece_of: HashMap<usize, usize> = HashMap::new();
-        for j in 0..fan.len() {
+        for (j, &k) in fan.iter().enumerate() {
             let r = find(&mut parent, j);
             let at = *piece_of.entry(r).or_insert_with(|| {
                 pieces.push(Vec::new());
                 pieces.len() - 1
             });
-            pieces[at].push(fan[j]);
+            pieces[at].push(k);
         }
         if pieces.len() < 2 {
             continue;
