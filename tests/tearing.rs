@@ -8,11 +8,8 @@ use glam::DVec3;
 use impulse_cloth::sim::mesh::tear;
 use impulse_cloth::sim::{PinSpec, ScenePreset, SceneSpec, SimParams, SolverKind, World};
 
-/// A free n×n sheet (nothing pinned), with the given gravity. Self-collision off: the two
-/// lips of a fresh cut lie on each other (their particles coincide), which the self-contact
-/// fail-safe takes for an intersection and holds in a zone — the whole 10×10 sheet moved
-/// rigidly for 30 steps in `the_cut_halves_move_apart_in_zero_gravity` — so contact across
-/// a cut is not yet tested here.
+/// A free n×n sheet (nothing pinned), with the given gravity, self-collision off (the
+/// tests that need it turn it on).
 fn sheet(n: usize, gravity: DVec3) -> World {
     let mut spec = SceneSpec::new(ScenePreset::Hanging, n, n);
     spec.pins = PinSpec::None;
@@ -196,4 +193,52 @@ fn a_stroke_cuts_the_edges_it_crosses() {
     assert!(!pairs.is_empty());
     w.cut(&pairs).unwrap();
     assert_eq!(pieces(&w), 2, "the stroke cut the sheet in two");
+}
+
+/// With self-collision on, the lips of a fresh cut lie on each other without being taken
+/// for a contact or a crossing (they are copies of one particle): the halves of a sheet cut
+/// in two part in zero gravity, no fail-safe zone forms, and no (edge, triangle) pair
+/// crosses; a sheet cut down its middle and dropped on the ground settles without its lips
+/// passing through each other.
+#[test]
+fn the_lips_of_a_cut_part_with_self_collision_on() {
+    let n = 10;
+    let mut w = sheet(n, DVec3::ZERO);
+    w.params.self_collision = true;
+    w.cut(&column(n, 4)).unwrap();
+    let x4 = w.cloth.particles.x[4].x;
+    for i in 0..w.cloth.len() {
+        let left = w.cloth.topology.triangles.iter().any(|t| {
+            t.contains(&(i as u32))
+                && t.iter()
+                    .all(|&q| w.cloth.particles.x[q as usize].x <= x4 + 1e-9)
+        });
+        w.cloth.particles.v[i] += if left { -DVec3::X } else { DVec3::X } * 0.5;
+    }
+    let stats = run(&mut w, SolverKind::Newton, 30);
+    let zones: u32 = stats.iter().map(|s| s.impact_zones).sum();
+    assert_eq!(zones, 0, "fail-safe zones after the cut");
+    let apart = w.cloth.particles.x[4].distance(w.cloth.particles.x[n * n]);
+    assert!(apart > 0.1, "the lips are {apart} m apart");
+    assert_eq!(crossings_by(&w, 1e-9), 0);
+
+    // Cut down the middle, dropped flat on the ground from a little above it.
+    let mut w = sheet(n, DVec3::new(0.0, -9.81, 0.0));
+    w.params.self_collision = true;
+    let low = w
+        .cloth
+        .particles
+        .x
+        .iter()
+        .map(|x| x.y)
+        .fold(f64::INFINITY, f64::min);
+    w.params.ground = Some(low - 0.05);
+    w.cut(&column(n, 4)).unwrap();
+    for kind in [SolverKind::Newton, SolverKind::Strips] {
+        let mut v = w.clone();
+        let stats = run(&mut v, kind, 60);
+        let converged = stats.iter().filter(|s| s.converged).count();
+        assert!(converged >= 55, "{kind}: {converged} of 60 converged");
+        assert_eq!(crossings_by(&v, 1e-9), 0, "{kind}: the lips crossed");
+    }
 }

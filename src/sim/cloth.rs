@@ -173,6 +173,11 @@ pub struct Topology {
     /// particle ([`super::mesh::paths::strip_cover`], from the rest shape): its strips and
     /// the lines its taut chains are looked for on. Empty for a grid (its rows and columns).
     pub(crate) cover: Vec<Vec<super::mesh::paths::Path>>,
+    /// For each particle, the particle of the uncut cloth it is a copy of (a cut,
+    /// [`super::mesh::tear`], duplicates particles along its lips); empty: each is its
+    /// own. Self-contact treats copies of one particle as one for the pairs it never
+    /// tests, as it treats a particle and itself.
+    pub(crate) origin: Vec<u32>,
     /// Structural distance constraints (004 §3.2): every horizontal and vertical grid edge,
     /// or the sides of a mesh's quads ([`super::mesh`]).
     pub edges: Vec<[u32; 2]>,
@@ -236,6 +241,7 @@ impl Topology {
             grid: None,
             mesh_extent,
             cover,
+            origin: Vec::new(),
             edges,
             rest,
             springs,
@@ -472,6 +478,7 @@ impl Cloth {
                 }),
                 mesh_extent: 0.0,
                 cover: Vec::new(),
+                origin: Vec::new(),
                 edges,
                 rest,
                 springs,

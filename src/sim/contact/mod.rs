@@ -330,7 +330,7 @@ impl SelfContact {
         gather_in_order(&s.triangles, out, |t, tri, found| {
             let q = merge(merge(swept(tri[0]), swept(tri[1])), swept(tri[2])).inflate(inflate);
             grid.query(&q, |v| {
-                if surface::vertex_in_triangle(v, *tri) {
+                if s.vertex_in_triangle(v, *tri) {
                     return;
                 }
                 let p = [v, tri[0], tri[1], tri[2]];
@@ -359,7 +359,7 @@ impl SelfContact {
                     return;
                 }
                 let f = s.edges[j as usize];
-                if surface::edges_share(*e, f) {
+                if s.edges_share(*e, f) {
                     return;
                 }
                 let p = [e[0], e[1], f[0], f[1]];
@@ -719,7 +719,7 @@ impl SelfContact {
             let tangled = &mut self.tangled;
             self.tri_grid.query(&b, |t| {
                 let tri = s.triangles[t as usize];
-                if surface::edge_touches_triangle(*e, tri) {
+                if s.edge_touches_triangle(*e, tri) {
                     return;
                 }
                 let [a, b, c] = tri.map(|i| x[i as usize]);

@@ -15,6 +15,11 @@ pub struct Surface {
     pub triangles: Vec<[u32; 3]>,
     /// Every edge of a triangle once, as (smaller, larger) particle index.
     pub edges: Vec<[u32; 2]>,
+    /// Each particle's particle of the uncut cloth ([`Topology`]'s `origin`; empty: each
+    /// its own): the pairs never tested are decided on these, so the two lips of a cut,
+    /// which start on each other, are not taken for a contact or a crossing where they
+    /// share a particle of the uncut cloth.
+    pub root: Vec<u32>,
 }
 
 impl Surface {
@@ -33,7 +38,41 @@ impl Surface {
             particles,
             triangles: topology.triangles.clone(),
             edges,
+            root: topology.origin.clone(),
         }
+    }
+
+    /// The particle of the uncut cloth particle `i` is (itself, if never cut).
+    fn root_of(&self, i: u32) -> u32 {
+        self.root.get(i as usize).copied().unwrap_or(i)
+    }
+
+    /// Whether vertex `p` is a corner of triangle `t` (a pair contact never tests), copies
+    /// of one particle counting as one.
+    pub fn vertex_in_triangle(&self, p: u32, t: [u32; 3]) -> bool {
+        if self.root.is_empty() {
+            return vertex_in_triangle(p, t);
+        }
+        let r = self.root_of(p);
+        t.iter().any(|&k| self.root_of(k) == r)
+    }
+
+    /// Whether two edges share a particle (a pair contact never tests), copies counting as
+    /// one.
+    pub fn edges_share(&self, a: [u32; 2], b: [u32; 2]) -> bool {
+        if self.root.is_empty() {
+            return edges_share(a, b);
+        }
+        let (a, b) = (a.map(|i| self.root_of(i)), b.map(|i| self.root_of(i)));
+        edges_share(a, b)
+    }
+
+    /// Whether edge `e` shares a particle with triangle `t`, copies counting as one.
+    pub fn edge_touches_triangle(&self, e: [u32; 2], t: [u32; 3]) -> bool {
+        if self.root.is_empty() {
+            return edge_touches_triangle(e, t);
+        }
+        edge_touches_triangle(e.map(|i| self.root_of(i)), t.map(|i| self.root_of(i)))
     }
 
     /// Whether this surface was derived from `topology`.

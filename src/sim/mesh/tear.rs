@@ -89,6 +89,8 @@ pub fn cut(cloth: &Cloth, pairs: &[[u32; 2]]) -> Option<(Cloth, Cut)> {
     // (triangle, particle) → the copy the triangle now uses.
     let mut remap: HashMap<(u32, u32), u32> = HashMap::new();
     let mut split: BTreeSet<u32> = BTreeSet::new();
+    // The particle each copy was made from.
+    let mut copied_from: Vec<u32> = Vec::new();
     let mut vertices: Vec<u32> = fans.keys().copied().collect();
     vertices.sort_unstable();
     for v in vertices {
@@ -144,6 +146,7 @@ pub fn cut(cloth: &Cloth, pairs: &[[u32; 2]]) -> Option<(Cloth, Cut)> {
                 new_v.push(p.v[v as usize]);
                 base.push(0.0);
                 pinned.push(p.pinned[v as usize]);
+                copied_from.push(v);
                 (new_x.len() - 1) as u32
             };
             // Mass m·share: inverse mass k/share.
@@ -226,6 +229,13 @@ pub fn cut(cloth: &Cloth, pairs: &[[u32; 2]]) -> Option<(Cloth, Cut)> {
     let m = new_x.len();
     let cover = paths::strip_cover(&new_x, &edges);
     let topology = Topology::from_parts(m, t.rest_extent(), cover, edges, rest, springs, triangles);
+    let mut topology = topology;
+    topology.origin = (0..m)
+        .map(|i| {
+            let from = if i < n { i as u32 } else { copied_from[i - n] };
+            t.origin.get(from as usize).copied().unwrap_or(from)
+        })
+        .collect();
     let mut out = Cloth::from_topology(new_x, base.clone(), topology);
     out.particles.v = new_v;
     for (i, &pin) in pinned.iter().enumerate() {
