@@ -1,7 +1,7 @@
 //! Camera and cloth interaction, gathered before the fixed loop: orbit camera (right-drag
 //! rotate, middle- or shift+right-drag pan, wheel zoom), left-drag grabs the particle under
-//! the cursor and drags it in the plane facing the camera, ctrl+click pins/unpins, and the
-//! keyboard shortcuts. Pointer input that egui wants never reaches the scene.
+//! the cursor and drags it in the plane facing the camera, ctrl+click pins/unpins,
+//! shift+left-drag cuts the cloth along the stroke, and the keyboard shortcuts. Pointer input that egui wants never reaches the scene.
 
 use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll, MouseScrollUnit};
 use bevy::prelude::*;
@@ -55,6 +55,12 @@ impl OrbitCamera {
 pub struct DragState {
     /// Plane point and normal (facing the camera).
     pub plane: Option<(Vec3, Vec3)>,
+    /// Whether a cut stroke (shift + left-drag) is under way.
+    pub cutting: bool,
+    /// Where the cut stroke last touched the cloth, as a point of the material: a triangle
+    /// and barycentric weights (the cloth moves between frames; none until the stroke
+    /// reaches the cloth).
+    pub cut_from: Option<(usize, [f64; 3])>,
 }
 
 /// Input plugin.
@@ -116,12 +122,18 @@ fn orbit(
 /// (Möller–Trumbore) and the vertex of the nearest hit triangle closest to the hit point is
 /// returned.
 pub fn pick(state: &SimState, ray: Ray3d) -> Option<usize> {
+    pick_hit(state, ray).map(|(i, _)| i)
+}
+
+/// [`pick`], with the point where the ray meets the cloth: its triangle and barycentric
+/// weights.
+pub fn pick_hit(state: &SimState, ray: Ray3d) -> Option<(usize, (usize, [f64; 3]))> {
     let cloth = &state.world.cloth;
     let x = &cloth.particles.x;
     let o = ray.origin.as_dvec3();
     let d = ray.direction.as_dvec3();
-    let mut best: Option<(f64, [u32; 3])> = None;
-    for tri in &cloth.topology.triangles {
+    let mut best: Option<(f64, usize, f64, f64)> = None;
+    for (k, tri) in cloth.topology.triangles.iter().enumerate() {
         let (p0, p1, p2) = (x[tri[0] as usize], x[tri[1] as usize], x[tri[2] as usize]);
         let (e1, e2) = (p1 - p0, p2 - p0);
         let pv = d.cross(e2);
@@ -141,16 +153,74 @@ pub fn pick(state: &SimState, ray: Ray3d) -> Option<usize> {
             continue;
         }
         let t = e2.dot(qv) * inv;
-        if t > 0.0 && best.is_none_or(|(bt, _)| t < bt) {
-            best = Some((t, *tri));
+        if t > 0.0 && best.is_none_or(|(bt, ..)| t < bt) {
+            best = Some((t, k, u, v));
         }
     }
-    let (t, tri) = best?;
+    let (t, k, u, v) = best?;
+    let tri = cloth.topology.triangles[k];
     let hit = o + d * t;
-    tri.iter().map(|&i| i as usize).min_by(|&a, &b| {
-        x[a].distance_squared(hit)
-            .total_cmp(&x[b].distance_squared(hit))
-    })
+    tri.iter()
+        .map(|&i| i as usize)
+        .min_by(|&a, &b| {
+            x[a].distance_squared(hit)
+                .total_cmp(&x[b].distance_squared(hit))
+        })
+        .map(|i| (i, (k, [1.0 - u - v, u, v])))
+}
+
+/// Where the material point (triangle, barycentric weights) is now, if the triangle still
+/// exists.
+fn material_point(state: &SimState, (k, w): (usize, [f64; 3])) -> Option<DVec3> {
+    let cloth = &state.world.cloth;
+    let tri = cloth.topology.triangles.get(k)?;
+    let x = &cloth.particles.x;
+    Some(tri.iter().zip(w).map(|(&i, w)| x[i as usize] * w).sum())
+}
+
+/// Shift + left-drag cuts: the edges of the cloth within a tenth of its mean edge length
+/// of the stroke between the points where the cursor met the cloth in two frames
+/// ([`crate::sim::mesh::tear::edges_near_segment`]). Returns whether it handled the
+/// pointer.
+fn cut_stroke(
+    state: &mut SimState,
+    drag: &mut DragState,
+    ray: Option<Ray3d>,
+    pressed: bool,
+    starting: bool,
+) -> bool {
+    if starting {
+        drag.cutting = true;
+    }
+    if !pressed || !drag.cutting {
+        drag.cutting = false;
+        drag.cut_from = None;
+        return false;
+    }
+    let hit = ray.and_then(|r| pick_hit(state, r)).map(|(_, p)| p);
+    let ends = drag
+        .cut_from
+        .and_then(|f| material_point(state, f))
+        .zip(hit.and_then(|h| material_point(state, h)));
+    if let Some((from, to)) = ends {
+        let t = &state.world.cloth.topology;
+        let mean = t.rest.iter().sum::<f64>() / t.rest.len().max(1) as f64;
+        let pairs = crate::sim::mesh::tear::edges_near_segment(
+            &state.world.cloth,
+            from,
+            to,
+            0.1 * mean.max(1e-6),
+        );
+        if !pairs.is_empty()
+            && let Err(e) = state.cut(&pairs)
+        {
+            state.error = Some(e.to_string());
+        }
+    }
+    if hit.is_some() {
+        drag.cut_from = hit;
+    }
+    true
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -185,6 +255,12 @@ fn pointer(
     }
     let pointer_free = !egui.wants_any_pointer_input();
     let ctrl = keys.pressed(KeyCode::ControlLeft) || keys.pressed(KeyCode::ControlRight);
+    let shift = keys.pressed(KeyCode::ShiftLeft) || keys.pressed(KeyCode::ShiftRight);
+    let cutting = buttons.pressed(MouseButton::Left);
+    let starting = shift && pointer_free && buttons.just_pressed(MouseButton::Left);
+    if drag.plane.is_none() && cut_stroke(&mut state, &mut drag, ray, cutting, starting) {
+        return;
+    }
     if buttons.just_pressed(MouseButton::Left) && pointer_free {
         let Some(ray) = ray else { return };
         let Some(i) = pick(&state, ray) else { return };

@@ -245,6 +245,7 @@ fn on_exit(
             "solver": state.kind.name(),
             "grid": state.world.cloth.topology.grid.map(|g| [g.width, g.height]),
             "particles": state.world.cloth.len(),
+            "cut_edges": state.cut_edges,
             "grabbed": state.ever_grabbed,
             "max_displacement": state.max_displacement,
             "grab_travel": state.grab_travel,

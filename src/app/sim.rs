@@ -86,6 +86,8 @@ pub struct SimState {
     /// The scene's own scripted drag ([`crate::sim::ScenePreset::script`]: the fold's
     /// corner), run until it ends or the user grabs the cloth.
     pub script: Option<DragScript>,
+    /// Mesh edges cut since the scene was built (shift + drag, [`SimState::cut`]).
+    pub cut_edges: usize,
 }
 
 /// The scripted drag of the scene `world` was built from, if it has one.
@@ -95,6 +97,19 @@ fn scene_script(scene: &SceneSpec, world: &World) -> Option<DragScript> {
 }
 
 impl SimState {
+    /// Cut the cloth along `pairs` ([`World::cut`]) between two steps; the copies a cut
+    /// makes start their interpolation where they are.
+    pub fn cut(&mut self, pairs: &[[u32; 2]]) -> Result<(), SimError> {
+        let report = self.world.cut(pairs)?;
+        self.cut_edges += report.edges;
+        let x = &self.world.cloth.particles.x;
+        if self.prev_x.len() < x.len() {
+            let from = self.prev_x.len();
+            self.prev_x.extend_from_slice(&x[from..]);
+        }
+        Ok(())
+    }
+
     /// Build a scene with `params` and `kind`.
     pub fn new(
         scene: SceneSpec,
@@ -123,6 +138,7 @@ impl SimState {
             worst_strain: 0.0,
             steps_over_tolerance: 0,
             script,
+            cut_edges: 0,
         })
     }
 
@@ -152,6 +168,7 @@ impl SimState {
         self.solver = self.kind.create();
         self.in_step = false;
         self.error = None;
+        self.cut_edges = 0;
         Ok(())
     }
 

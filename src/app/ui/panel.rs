@@ -483,6 +483,12 @@ fn readouts_section(ui: &mut egui::Ui, state: &SimState) {
         c.topology.edges.len(),
         c.topology.springs.len()
     ));
+    if state.cut_edges > 0 {
+        ui.label(format!(
+            "cut: {} edges (shift + drag; R restores the cloth)",
+            state.cut_edges
+        ));
+    }
     if let Some(s) = state.history.back() {
         ui.label(format!(
             "step {}: {:.2} ms ({} / {} iterations)",

@@ -6,10 +6,11 @@
 //! meet — the particle is duplicated, one copy per piece: the copies start where it is,
 //! with its velocity, and share its mass by the area of their pieces, so mass, momentum and
 //! the positions are kept exactly. A cut that does not yet reach the border or another cut
-//! opens nothing (a slit with both ends inside the cloth holds). Constraints on cut edges
-//! are removed; the others, and the springs, follow the triangles they lie in to the copies
-//! (a spring whose ends no longer share a triangle or two adjacent ones is dropped — the
-//! bend springs across the lip). Copies are numbered after the existing particles, so every
+//! opens nothing (a one-edge slit inside the cloth holds, and stays constrained). An edge
+//! that opens becomes an edge of each lip, and each lip keeps it inextensible — cutting
+//! separates the cloth, it does not make it stretch; the other constraints and the springs
+//! follow the triangles they lie in to the copies (a spring whose ends no longer share a
+//! triangle or two adjacent ones is dropped — the bend springs across the lip). Copies are numbered after the existing particles, so every
 //! index that was valid stays valid and names the same material point.
 
 use std::collections::{BTreeSet, HashMap};
@@ -25,7 +26,8 @@ use crate::sim::cloth::{Cloth, Spring, Topology};
 pub struct Cut {
     /// Mesh edges newly cut (asked for, existing, and not cut before).
     pub edges: usize,
-    /// Distance constraints removed with them.
+    /// Distance constraints added: each lip of an opened edge keeps one (a quad's diagonal
+    /// that opens becomes one on each lip).
     pub constraints: usize,
     /// Particles added (copies of split particles).
     pub particles: usize,
@@ -168,19 +170,46 @@ pub fn cut(cloth: &Cloth, pairs: &[[u32; 2]]) -> Option<(Cloth, Cut)> {
         particles: new_x.len() - n,
         ..Cut::default()
     };
+    // Constraints follow their triangles; a cut edge that opened is an edge of each lip,
+    // and each lip keeps it inextensible: the constraint's rest length, or for a quad's
+    // diagonal (a shear spring, not a constraint) its length when cut, so the half-quads
+    // along a cut are rigid triangles rather than lips free to stretch.
     let mut edges = Vec::with_capacity(t.edges.len());
     let mut rest = Vec::with_capacity(t.rest.len());
+    let mut constrained: HashMap<(u32, u32), f64> = HashMap::new();
     for (&[a, b], &r) in t.edges.iter().zip(&t.rest) {
-        if cut.contains(&key(a, b)) {
-            report.constraints += 1;
+        let ts = tri_edges.get(&key(a, b)).map(Vec::as_slice).unwrap_or(&[]);
+        constrained.insert(key(a, b), r);
+        let mut lips: Vec<[u32; 2]> = Vec::new();
+        for &k in ts {
+            let lip = [at(k, a), at(k, b)];
+            if !lips.iter().any(|l| key(l[0], l[1]) == key(lip[0], lip[1])) {
+                lips.push(lip);
+            }
+        }
+        if lips.is_empty() {
+            lips.push([a, b]);
+        }
+        report.constraints += lips.len() - 1;
+        for lip in lips {
+            edges.push(lip);
+            rest.push(r);
+        }
+    }
+    for &(a, b) in &cut {
+        if constrained.contains_key(&(a, b)) {
             continue;
         }
-        let (a, b) = match tri_edges.get(&key(a, b)).and_then(|ts| ts.first()) {
-            Some(&k) => (at(k, a), at(k, b)),
-            None => (a, b),
-        };
-        edges.push([a, b]);
-        rest.push(r);
+        let ts = &tri_edges[&(a, b)];
+        let lips: BTreeSet<(u32, u32)> = ts.iter().map(|&k| key(at(k, a), at(k, b))).collect();
+        if lips.len() > 1 {
+            let r = x[a as usize].distance(x[b as usize]);
+            for (p, q) in lips {
+                edges.push([p, q]);
+                rest.push(r);
+                report.constraints += 1;
+            }
+        }
     }
     // A spring follows its ends into a triangle holding both, or two triangles joined by
     // an uncut edge.
@@ -249,23 +278,66 @@ pub fn cut(cloth: &Cloth, pairs: &[[u32; 2]]) -> Option<(Cloth, Cut)> {
 }
 
 /// Mesh edges (particle pairs of triangle edges) that the segment from `from` to `to`
-/// passes within `radius` of: what a cut gesture cuts. Sorted, without repeats.
+/// cuts: those it crosses (passes within `radius` of, between the edge's ends — its
+/// middle 80 %), and where it passes within `radius` of a particle, the particle's edges
+/// that run on along the stroke, forwards and backwards (within 60° of it), so the cut
+/// goes through the particle instead of leaving it as a bridge. What a cut gesture cuts.
+/// Sorted, without repeats.
 pub fn edges_near_segment(cloth: &Cloth, from: DVec3, to: DVec3, radius: f64) -> Vec<[u32; 2]> {
     let x = &cloth.particles.x;
     let mut out: BTreeSet<(u32, u32)> = BTreeSet::new();
+    let mut incident: HashMap<u32, Vec<u32>> = HashMap::new();
+    let dir = (to - from).normalize_or_zero();
+    let near = |p: DVec3| {
+        let d = to - from;
+        let t = if d.length_squared() > 0.0 {
+            ((p - from).dot(d) / d.length_squared()).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        p.distance(from + d * t) <= radius
+    };
     for tri in &cloth.topology.triangles {
         for k in 0..3 {
             let (a, b) = (tri[k], tri[(k + 1) % 3]);
-            if segment_distance(from, to, x[a as usize], x[b as usize]) <= radius {
+            let (d, along) = segment_distance(from, to, x[a as usize], x[b as usize]);
+            if d <= radius && (0.1..=0.9).contains(&along) {
                 out.insert(key(a, b));
+            }
+            for (v, w) in [(a, b), (b, a)] {
+                if near(x[v as usize]) {
+                    incident.entry(v).or_default().push(w);
+                }
+            }
+        }
+    }
+    if dir != DVec3::ZERO {
+        for (v, ws) in incident {
+            let at = x[v as usize];
+            let cos = |w: u32| (x[w as usize] - at).normalize_or_zero().dot(dir);
+            let ahead = ws
+                .iter()
+                .copied()
+                .max_by(|&a, &b| cos(a).total_cmp(&cos(b)));
+            let behind = ws
+                .iter()
+                .copied()
+                .min_by(|&a, &b| cos(a).total_cmp(&cos(b)));
+            for (w, sign) in [(ahead, 1.0), (behind, -1.0)] {
+                if let Some(w) = w
+                    && sign * cos(w) >= 0.5
+                {
+                    out.insert(key(v, w));
+                }
             }
         }
     }
     out.into_iter().map(|(a, b)| [a, b]).collect()
 }
 
-/// Distance between segments pq and ab (clamped closest points).
-fn segment_distance(p: DVec3, q: DVec3, a: DVec3, b: DVec3) -> f64 {
+/// Distance between segments pq and ab (clamped closest points), and where along ab (0 at
+/// a, 1 at b) the closest point lies.
+fn segment_distance(p: DVec3, q: DVec3, a: DVec3, b: DVec3) -> (f64, f64) {
     let (d1, d2, r) = (q - p, b - a, p - a);
     let (aa, ee, f) = (d1.length_squared(), d2.length_squared(), d2.dot(r));
     let (s, t) = if aa <= 1e-300 && ee <= 1e-300 {
@@ -295,5 +367,5 @@ fn segment_distance(p: DVec3, q: DVec3, a: DVec3, b: DVec3) -> f64 {
             (s, t)
         }
     };
-    (p + d1 * s).distance(a + d2 * t)
+    ((p + d1 * s).distance(a + d2 * t), t)
 }
