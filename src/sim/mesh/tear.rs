@@ -335,37 +335,10 @@ pub fn edges_near_segment(cloth: &Cloth, from: DVec3, to: DVec3, radius: f64) ->
     out.into_iter().map(|(a, b)| [a, b]).collect()
 }
 
-/// Distance between segments pq and ab (clamped closest points), and where along ab (0 at
-/// a, 1 at b) the closest point lies.
+/// Distance between segments pq and ab (their closest points,
+/// [`crate::sim::contact::narrow::closest_segments`]), and where along ab (0 at a, 1 at b)
+/// the closest point lies.
 fn segment_distance(p: DVec3, q: DVec3, a: DVec3, b: DVec3) -> (f64, f64) {
-    let (d1, d2, r) = (q - p, b - a, p - a);
-    let (aa, ee, f) = (d1.length_squared(), d2.length_squared(), d2.dot(r));
-    let (s, t) = if aa <= 1e-300 && ee <= 1e-300 {
-        (0.0, 0.0)
-    } else if aa <= 1e-300 {
-        (0.0, (f / ee).clamp(0.0, 1.0))
-    } else {
-        let c = d1.dot(r);
-        if ee <= 1e-300 {
-            ((-c / aa).clamp(0.0, 1.0), 0.0)
-        } else {
-            let bb = d1.dot(d2);
-            let denom = aa * ee - bb * bb;
-            let mut s = if denom > 0.0 {
-                ((bb * f - c * ee) / denom).clamp(0.0, 1.0)
-            } else {
-                0.0
-            };
-            let mut t = (bb * s + f) / ee;
-            if t < 0.0 {
-                t = 0.0;
-                s = (-c / aa).clamp(0.0, 1.0);
-            } else if t > 1.0 {
-                t = 1.0;
-                s = ((bb - c) / aa).clamp(0.0, 1.0);
-            }
-            (s, t)
-        }
-    };
-    ((p + d1 * s).distance(a + d2 * t), t)
+    let (s, t) = crate::sim::contact::narrow::closest_segments(p, q, a, b);
+    (p.lerp(q, s).distance(a.lerp(b, t)), t)
 }
