@@ -346,57 +346,64 @@ fn session_on(
     }
 }
 
+impl Tally {
+    /// Print what `sessions` sessions saw, and assert what every set of hostile sessions
+    /// must keep: enough guarded steps to mean anything, the whole cloth frozen in at most
+    /// 1 % of them, nine sessions of ten back within the tolerance.
+    fn report_and_check(&self, label: &str, sessions: u64) {
+        eprintln!(
+            "{label}: {} steps, {} from a clean state with self-collision on; zones in {} \
+             steps (largest {:.0} % of the cloth; the whole cloth, on a clean state, in {}, \
+             frozen in {}), left stretched in {}; contact rounds stopped after two capped \
+             passes in {}; at most {:.1} rows a particle, {} iterations, {} merge rounds in a \
+             step; {} of {sessions} sessions back within {RECOVERY_TOLERANCE:e} after \
+             {RECOVERY_STEPS} Newton steps",
+            self.steps,
+            self.guarded,
+            self.zone_steps,
+            100.0 * self.largest_zone,
+            self.whole,
+            self.frozen,
+            self.cut_short,
+            self.rounds_cut,
+            self.most_rows_per_particle,
+            self.most_iterations,
+            self.most_zone_rounds,
+            self.recovered
+        );
+        assert!(
+            self.guarded > self.steps / 4,
+            "{label}: too few guarded steps to mean anything"
+        );
+        // A cloth whose contacts span it — hundreds of rows a few dozen particles can't
+        // keep apart in a step — can still be held whole; that must stay rare.
+        assert!(
+            self.frozen * 100 <= self.guarded,
+            "{label}: the whole cloth frozen in {} of {} guarded steps",
+            self.frozen,
+            self.guarded
+        );
+        // A zone that forms again in every step from a strained start keeps that strain
+        // (it moves rigidly from where the step began): docs/numerics.md, "The fail-safe".
+        assert!(
+            self.recovered * 10 >= sessions * 9,
+            "{label}: only {} of {sessions} sessions recovered",
+            self.recovered
+        );
+    }
+}
+
 #[test]
 fn hostile_sessions_keep_self_contact_guarantees() {
     let mut tally = Tally::default();
     for s in 0..SESSIONS {
         session(0xab05_e000 + 31 * s, &mut tally);
     }
-    eprintln!(
-        "{} steps, {} from a clean state with self-collision on; zones in {} steps \
-         (largest {:.0} % of the cloth; the whole cloth, on a clean state, in {}, frozen \
-         in {}), left stretched in {}; contact rounds stopped after two capped passes in \
-         {}; at most {:.1} rows a particle, {} iterations, {} merge rounds in a step",
-        tally.steps,
-        tally.guarded,
-        tally.zone_steps,
-        100.0 * tally.largest_zone,
-        tally.whole,
-        tally.frozen,
-        tally.cut_short,
-        tally.rounds_cut,
-        tally.most_rows_per_particle,
-        tally.most_iterations,
-        tally.most_zone_rounds
-    );
-    assert!(
-        tally.guarded > tally.steps / 4,
-        "too few guarded steps to mean anything"
-    );
     assert!(
         tally.zone_steps > 0,
         "the sessions never needed the fail-safe"
     );
-    // A cloth whose contacts span it — hundreds of rows a few dozen particles can't keep
-    // apart in a step — can still be held whole; that must stay rare.
-    assert!(
-        tally.frozen * 100 <= tally.guarded,
-        "the whole cloth frozen in {} of {} guarded steps",
-        tally.frozen,
-        tally.guarded
-    );
-    eprintln!(
-        "{} of {SESSIONS} sessions back within {RECOVERY_TOLERANCE:e} after \
-         {RECOVERY_STEPS} Newton steps",
-        tally.recovered
-    );
-    // A zone that forms again in every step from a strained start keeps that strain (it
-    // moves rigidly from where the step began): docs/numerics.md, "The fail-safe".
-    assert!(
-        tally.recovered * 10 >= SESSIONS * 9,
-        "only {} of {SESSIONS} sessions recovered",
-        tally.recovered
-    );
+    tally.report_and_check("grids", SESSIONS);
 }
 
 /// The same hostile sessions on small meshes (discs, tubes, holed squares of 19–169
@@ -410,27 +417,5 @@ fn hostile_sessions_on_meshes_keep_self_contact_guarantees() {
     for s in 0..MESH_SESSIONS {
         session_on(0x3e5_0000 + 17 * s, &mut tally, random_mesh_world);
     }
-    eprintln!(
-        "meshes: {} steps, {} guarded; zones in {}, whole cloth {}, frozen {}, left \
-         stretched {}; {} of {MESH_SESSIONS} recovered",
-        tally.steps,
-        tally.guarded,
-        tally.zone_steps,
-        tally.whole,
-        tally.frozen,
-        tally.cut_short,
-        tally.recovered
-    );
-    assert!(tally.guarded > tally.steps / 4, "too few guarded steps");
-    assert!(
-        tally.frozen * 100 <= tally.guarded,
-        "the whole cloth frozen in {} of {} guarded steps",
-        tally.frozen,
-        tally.guarded
-    );
-    assert!(
-        tally.recovered * 10 >= MESH_SESSIONS * 9,
-        "only {} of {MESH_SESSIONS} sessions recovered",
-        tally.recovered
-    );
+    tally.report_and_check("meshes", MESH_SESSIONS);
 }

@@ -885,13 +885,13 @@ pub fn main(args: BenchArgs) -> ExitCode {
                 pb.set_message(name.clone());
             }
             let mut done = 0u64;
-            let m = measure(&run_args, args.budget_ms, &mut || {
+            let (m, particles) = measure(&run_args, args.budget_ms, &mut || {
                 done += 1;
                 if let Some(pb) = &pb {
                     pb.inc(1);
                 }
             })
-            .map_or_else(Measured::failed, |(m, _)| m);
+            .map_or_else(|e| (Measured::failed(e), 0), |(m, w)| (m, w.cloth.len()));
             if let Some(pb) = &pb {
                 pb.inc(frames - done);
             }
@@ -929,7 +929,7 @@ pub fn main(args: BenchArgs) -> ExitCode {
             rows.push(AppRow {
                 scene,
                 grid: if scene.is_mesh() { 0 } else { n },
-                particles: build_world(&run_args).map_or(0, |w| w.cloth.len()),
+                particles,
                 config: label.clone(),
                 solver: cfg.solver,
                 tolerance: cfg.tolerance(),

@@ -224,8 +224,9 @@ impl Topology {
         }
     }
 
-    /// A mesh's topology from its parts (the mesh builder's way in): no grid shape, a fresh
-    /// identity, the edges coloured for the parallel sweep.
+    /// A topology from its parts (the grid's and the mesh builder's way in): no grid shape
+    /// (the grid builder sets its own), a fresh identity, the edges coloured for the
+    /// parallel sweep.
     pub(crate) fn from_parts(
         n_particles: usize,
         mesh_extent: f64,
@@ -461,36 +462,17 @@ impl Cloth {
                 triangles.push([idx(r, c + 1), idx(r + 1, c), idx(r + 1, c + 1)]);
             }
         }
-        let colours = colour_edges(n, &edges);
-        Ok(Cloth {
-            particles: Particles {
-                v: vec![DVec3::ZERO; n],
-                inv_mass: vec![inv_m; n],
-                base_inv_mass: vec![inv_m; n],
-                pinned: vec![false; n],
-                x,
-            },
-            topology: Topology {
-                id: fresh_identity(),
-                grid: Some(GridShape {
-                    width: w,
-                    height: h,
-                }),
-                mesh_extent: 0.0,
-                cover: Vec::new(),
-                origin: Vec::new(),
-                edges,
-                rest,
-                springs,
-                triangles,
-                colours,
-            },
-            static_version: fresh_identity(),
-        })
+        let mut topology =
+            Topology::from_parts(n, 0.0, Vec::new(), edges, rest, springs, triangles);
+        topology.grid = Some(GridShape {
+            width: w,
+            height: h,
+        });
+        Ok(Cloth::from_topology(x, vec![inv_m; n], topology))
     }
 
     /// A cloth of particles at `x` with inverse masses `inv_mass` (all positive) on
-    /// `topology`, at rest, nothing pinned: the mesh builder's way in.
+    /// `topology`, at rest, nothing pinned: the builders' way in.
     pub(crate) fn from_topology(x: Vec<DVec3>, inv_mass: Vec<f64>, topology: Topology) -> Cloth {
         let n = x.len();
         Cloth {

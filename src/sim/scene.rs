@@ -105,10 +105,7 @@ impl PinSpec {
     /// the corners are the top edge's two ends along x; the left edge is the particles
     /// within 1e-4 of the size of the smallest x.
     pub fn mesh_indices(&self, x: &[DVec3], mesh: &TriMesh) -> Result<Vec<usize>, SimError> {
-        let (lo, hi) = x.iter().fold(
-            (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
-            |(lo, hi), &p| (lo.min(p), hi.max(p)),
-        );
+        let (lo, hi) = mesh::bounds(x);
         let size = (hi - lo).max_element();
         let eps = 1e-4 * size;
         let vertical = hi.y - lo.y > eps;
@@ -453,14 +450,8 @@ impl SceneSpec {
                 let pins = self.pins.mesh_indices(&x, &src.mesh)?;
                 let (cloth, _) =
                     mesh::build_cloth(&src.mesh, x, self.mass, self.constraints, self.mass_rule)?;
-                let (lo, hi) = cloth
-                    .particles
-                    .x
-                    .iter()
-                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
-                        (lo.min(p.y), hi.max(p.y))
-                    });
-                (cloth, pins, hi, lo)
+                let (lo, hi) = mesh::bounds(&cloth.particles.x);
+                (cloth, pins, hi.y, lo.y)
             }
         };
         for &i in &pins {
@@ -484,13 +475,8 @@ impl SceneSpec {
                 // A ball a quarter wider than the tube, its top 0.05 × size below where the
                 // rim first touches it: the rim catches at 0.75 of the tube's radius above
                 // the ball's centre.
-                let x = &cloth.particles.x;
-                let (lo, hi) = x
-                    .iter()
-                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
-                        (lo.min(p.x), hi.max(p.x))
-                    });
-                let r = 0.5 * (hi - lo);
+                let (lo, hi) = mesh::bounds(&cloth.particles.x);
+                let r = 0.5 * (hi.x - lo.x);
                 let centre = bottom - 0.05 * self.size - 0.75 * r;
                 params.ball = Some(Ball::still(DVec3::new(0.0, centre, 0.0), 1.25 * r));
                 params.ground = Some(centre - 1.25 * r - 0.25 * self.size);

@@ -159,12 +159,13 @@ pub fn heat(t: f64) -> [f32; 4] {
 }
 
 /// Per-system scratch of [`sync_cloth`]: the strain buffer, the topology the mesh's index
-/// buffer was built for, and the checker pattern's shade of every particle.
+/// buffer was built for, and the checker pattern's shade of every particle with the
+/// topology it was made for (the heat map can be on while the topology changes).
 #[derive(Default)]
 struct MeshCache {
     strains: Vec<f64>,
     shape: u64,
-    checker: Vec<f32>,
+    checker: (u64, Vec<f32>),
 }
 
 /// What the cloth mesh's index buffer depends on: the topology (a rebuilt grid can keep its
@@ -249,10 +250,11 @@ fn sync_cloth(
             .map(|&s| heat(s / view.strain_scale))
             .collect()
     } else {
-        if shades.len() != n || *shape != shape_key(cloth) {
-            *shades = checker(cloth);
+        if shades.0 != shape_key(cloth) || shades.1.len() != n {
+            *shades = (shape_key(cloth), checker(cloth));
         }
         shades
+            .1
             .iter()
             .map(|&check| [1.0 - check, 1.0 - check, 1.0 - check, 1.0])
             .collect()

@@ -278,10 +278,7 @@ impl TriMesh {
 
     /// Axis-aligned bounds (min, max) of the vertices.
     pub fn bounds(&self) -> (DVec3, DVec3) {
-        self.positions.iter().fold(
-            (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
-            |(lo, hi), &p| (lo.min(p), hi.max(p)),
-        )
+        bounds(&self.positions)
     }
 
     /// The vertices placed as a scene places a cloth: scaled uniformly so the longest side
@@ -334,6 +331,14 @@ impl TriMesh {
             groups: Vec::new(),
         }
     }
+}
+
+/// Axis-aligned bounds (min, max) of the points `x` (infinite, inverted, if none).
+pub fn bounds(x: &[DVec3]) -> (DVec3, DVec3) {
+    x.iter().fold(
+        (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+        |(lo, hi), &p| (lo.min(p), hi.max(p)),
+    )
 }
 
 /// Build a cloth of total mass `mass` on `mesh` with its vertices at `x` (placed, one per
@@ -398,7 +403,8 @@ pub fn build_cloth(
         keyed.push(((m, 0, 0), spring(first[0], first[1], SpringKind::Shear)));
         keyed.push(((m, 0, 1), spring(second[0], second[1], SpringKind::Shear)));
     }
-    for (v, e1, e2) in paths::continuations(&x, &edges) {
+    let continued = paths::continuations(&x, &edges);
+    for &(v, e1, e2) in &continued {
         let o = |e: u32| {
             let [a, b] = edges[e as usize];
             if a == v { b } else { a }
@@ -441,11 +447,8 @@ pub fn build_cloth(
             share.iter().map(|&s| total / (mass * s)).collect()
         }
     };
-    let (lo, hi) = x.iter().fold(
-        (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
-        |(lo, hi), &p| (lo.min(p), hi.max(p)),
-    );
-    let cover = paths::strip_cover(&x, &edges);
+    let (lo, hi) = bounds(&x);
+    let cover = paths::strip_cover_along(n, &edges, &continued);
     let topology = Topology::from_parts(
         n,
         (hi - lo).max_element(),

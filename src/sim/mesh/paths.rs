@@ -72,10 +72,19 @@ pub type Path = Vec<(u32, bool)>;
 /// family's paths can be solved at the same time (002's block Gauss–Seidel). Longer paths
 /// first, each into the first family it fits. Deterministic.
 pub fn strip_cover(x: &[DVec3], edges: &[[u32; 2]]) -> Vec<Vec<Path>> {
-    let n = x.len();
+    strip_cover_along(x.len(), edges, &continuations(x, edges))
+}
+
+/// [`strip_cover`] of the `n` particles' `edges` along continuations already found
+/// ([`continuations`]: the mesh builder's bend springs come from the same ones).
+pub fn strip_cover_along(
+    n: usize,
+    edges: &[[u32; 2]],
+    continued: &[(u32, u32, u32)],
+) -> Vec<Vec<Path>> {
     // next[e][k]: the edge that continues e through its end k (0: edges[e][0], 1: [1]).
     let mut next = vec![[u32::MAX; 2]; edges.len()];
-    for (v, e1, e2) in continuations(x, edges) {
+    for &(v, e1, e2) in continued {
         for (e, f) in [(e1, e2), (e2, e1)] {
             let k = usize::from(edges[e as usize][0] != v);
             next[e as usize][k] = f;

@@ -63,19 +63,13 @@ pub fn cut(cloth: &Cloth, pairs: &[[u32; 2]]) -> Option<(Cloth, Cut)> {
     if cut.is_empty() {
         return None;
     }
-    // Where the edge runs between two triangles, they no longer share it; an edge of one
-    // triangle (the border, or an edge cut before) is recorded as cut all the same, so its
-    // constraint goes.
-    let mut fans: HashMap<u32, Vec<u32>> = HashMap::new();
-    for &(a, b) in &cut {
-        fans.entry(a).or_default();
-        fans.entry(b).or_default();
-    }
+    // Where the edge runs between two triangles, they no longer share it (an edge of one
+    // triangle — the border, or an edge cut before — separates nothing). The triangles
+    // around every particle, once: the fans split below and the springs' ends.
+    let mut fans: Vec<Vec<u32>> = vec![Vec::new(); n];
     for (k, tri) in t.triangles.iter().enumerate() {
         for &v in tri {
-            if let Some(f) = fans.get_mut(&v) {
-                f.push(k as u32);
-            }
+            fans[v as usize].push(k as u32);
         }
     }
     let x = &cloth.particles.x;
@@ -93,10 +87,9 @@ pub fn cut(cloth: &Cloth, pairs: &[[u32; 2]]) -> Option<(Cloth, Cut)> {
     let mut split: BTreeSet<u32> = BTreeSet::new();
     // The particle each copy was made from.
     let mut copied_from: Vec<u32> = Vec::new();
-    let mut vertices: Vec<u32> = fans.keys().copied().collect();
-    vertices.sort_unstable();
+    let vertices: BTreeSet<u32> = cut.iter().flat_map(|&(a, b)| [a, b]).collect();
     for v in vertices {
-        let fan = &fans[&v];
+        let fan = &fans[v as usize];
         // Pieces of the fan: triangles joined by an uncut edge at v.
         let mut parent: Vec<usize> = (0..fan.len()).collect();
         let mut by_other: HashMap<u32, usize> = HashMap::new();
@@ -213,7 +206,6 @@ pub fn cut(cloth: &Cloth, pairs: &[[u32; 2]]) -> Option<(Cloth, Cut)> {
     }
     // A spring follows its ends into a triangle holding both, or two triangles joined by
     // an uncut edge.
-    let fan_of = |v: u32| fans.get(&v).map(Vec::as_slice).unwrap_or(&[]);
     let joined = |k: u32, l: u32| {
         if k == l {
             return true;
@@ -228,20 +220,7 @@ pub fn cut(cloth: &Cloth, pairs: &[[u32; 2]]) -> Option<(Cloth, Cut)> {
             springs.push(*s);
             continue;
         }
-        // Triangles around an end that was not split are every triangle with it.
-        let around = |v: u32| -> Vec<u32> {
-            if split.contains(&v) {
-                fan_of(v).to_vec()
-            } else {
-                t.triangles
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, tri)| tri.contains(&v))
-                    .map(|(k, _)| k as u32)
-                    .collect()
-            }
-        };
-        let (ta, tb) = (around(s.a), around(s.b));
+        let (ta, tb) = (&fans[s.a as usize], &fans[s.b as usize]);
         let found = ta
             .iter()
             .flat_map(|&k| tb.iter().map(move |&l| (k, l)))
@@ -288,15 +267,7 @@ pub fn edges_near_segment(cloth: &Cloth, from: DVec3, to: DVec3, radius: f64) ->
     let mut out: BTreeSet<(u32, u32)> = BTreeSet::new();
     let mut incident: HashMap<u32, Vec<u32>> = HashMap::new();
     let dir = (to - from).normalize_or_zero();
-    let near = |p: DVec3| {
-        let d = to - from;
-        let t = if d.length_squared() > 0.0 {
-            ((p - from).dot(d) / d.length_squared()).clamp(0.0, 1.0)
-        } else {
-            0.0
-        };
-        p.distance(from + d * t) <= radius
-    };
+    let near = |p: DVec3| segment_distance(from, to, p, p).0 <= radius;
     for tri in &cloth.topology.triangles {
         for k in 0..3 {
             let (a, b) = (tri[k], tri[(k + 1) % 3]);
