@@ -299,3 +299,193 @@ fn a_stroke_down_the_hanging_cloth_leaves_no_edge_free_to_stretch() {
     let over = stats.iter().filter(|s| !s.converged).count();
     assert!(over <= 3, "{over} of 120 steps ended outside the tolerance");
 }
+
+/// A curtain (its top row pinned) hanging still, the impulses recorded for tearing.
+fn curtain(n: usize, kind: SolverKind, strength: Option<f64>, self_collision: bool) -> World {
+    let spec = SceneSpec::new(ScenePreset::Curtain, n, n);
+    let p = SimParams {
+        dt: 1.0 / 60.0,
+        tolerance: 1e-4,
+        self_collision,
+        tear_strength: strength,
+        verlet_passes: if kind == SolverKind::Verlet { 200 } else { 10 },
+        ..SimParams::default()
+    };
+    spec.build(p).unwrap()
+}
+
+/// The impulses each solver reports are the constraints' tension: on a curtain hanging
+/// still, the constraints from the pinned top row carry the weight of everything below
+/// (Σ T = m_dynamic·g), within a per cent, with every solver that keeps the cloth
+/// inextensible; and each of them carries its column's share.
+#[test]
+fn the_impulses_carry_the_weight_of_a_hanging_curtain() {
+    let n = 12;
+    for kind in [
+        SolverKind::Iterative,
+        SolverKind::Strips,
+        SolverKind::Sle,
+        SolverKind::Newton,
+        SolverKind::Verlet,
+    ] {
+        let mut w = curtain(n, kind, Some(1e6), false);
+        run(&mut w, kind, 20);
+        let h = w.params.dt;
+        let k = w.cloth.particles.inv_mass();
+        let log = w
+            .cloth
+            .impulses
+            .as_ref()
+            .expect("impulses kept while tearing is on");
+        let mut top = Vec::new();
+        for (e, &[a, b]) in w.cloth.topology.edges.iter().enumerate() {
+            if (k[a as usize] == 0.0) != (k[b as usize] == 0.0) {
+                top.push(log[e] / h);
+            }
+        }
+        assert_eq!(top.len(), n, "{kind}: one constraint below each pin");
+        let weight = w.cloth.total_mass() * 9.81 * (n - 1) as f64 / n as f64;
+        let sum: f64 = top.iter().sum();
+        assert!(
+            (sum - weight).abs() <= 0.01 * weight,
+            "{kind}: the top constraints carry {sum} N of a {weight} N weight"
+        );
+        for t in &top {
+            assert!(
+                (t - weight / n as f64).abs() <= 0.05 * weight / n as f64,
+                "{kind}: a column carries {t} N, not its {} N",
+                weight / n as f64
+            );
+        }
+        // Nothing is compressed or pulled between two pins.
+        assert!(
+            log.iter().all(|&j| j > -1e-9 * weight * h),
+            "{kind}: a push"
+        );
+    }
+}
+
+/// Under its own weight a curtain (2 N/m on its top row) tears where the strength is
+/// below that and not where it is above: torn, it comes apart in pieces, mass kept,
+/// every step that met the tolerance within it (recomputed from the positions).
+#[test]
+fn a_curtain_tears_under_its_own_weight_only_when_weaker_than_it() {
+    let n = 12;
+    let kind = SolverKind::Strips;
+    let mut strong = curtain(n, kind, Some(2.5), false);
+    let stats = run(&mut strong, kind, 60);
+    assert_eq!(
+        stats.iter().map(|s| s.torn).sum::<u32>(),
+        0,
+        "2.5 N/m holds"
+    );
+    assert_eq!(strong.cloth.len(), n * n);
+
+    let mut weak = curtain(n, kind, Some(1.0), false);
+    let m0 = weak.cloth.total_mass();
+    let mut solver = kind.create();
+    let mut torn = 0;
+    for _ in 0..60 {
+        let s = weak.step(solver.as_mut()).unwrap();
+        torn += s.torn;
+        assert!(s.torn as usize <= tear::MAX_BREAKS_PER_STEP);
+        let (m, _) = weak.cloth.strain_stats();
+        if s.converged && s.torn == 0 {
+            assert!(m <= 1e-4 * (1.0 + 1e-6), "strain {m} in a converged step");
+        }
+        let mass = weak.cloth.total_mass();
+        assert!((mass - m0).abs() <= 1e-12 * m0, "mass {m0} → {mass}");
+    }
+    assert!(torn > 0, "1 N/m tears");
+    assert!(weak.torn_edges() > 0);
+    assert!(pieces(&weak) > 1, "the torn curtain is in pieces");
+    // What fell off fell: the lowest particle is far below where the curtain hung.
+    let low = weak
+        .cloth
+        .particles
+        .x
+        .iter()
+        .map(|x| x.y)
+        .fold(f64::MAX, f64::min);
+    assert!(low < 0.2 - 1.0, "the lowest particle is at {low} m");
+}
+
+/// Two halves of a free sheet flung apart in zero gravity tear it: every break keeps the
+/// total mass and the linear momentum.
+#[test]
+fn tearing_keeps_mass_and_momentum() {
+    let n = 10;
+    let mut w = sheet(n, DVec3::ZERO);
+    w.params.tear_strength = Some(0.5);
+    w.params.dt = 1.0 / 60.0;
+    let mid = w.cloth.particles.x.iter().map(|x| x.x).sum::<f64>() / w.cloth.len() as f64;
+    for i in 0..w.cloth.len() {
+        let side = if w.cloth.particles.x[i].x < mid {
+            -1.0
+        } else {
+            1.0
+        };
+        w.cloth.particles.v[i] += DVec3::X * (2.0 * side);
+    }
+    let (m0, p0) = (w.cloth.total_mass(), w.cloth.particles.linear_momentum());
+    let mut solver = SolverKind::Strips.create();
+    let mut torn = 0;
+    for _ in 0..40 {
+        let s = w.step(solver.as_mut()).unwrap();
+        torn += s.torn;
+        let (m, p) = (w.cloth.total_mass(), w.cloth.particles.linear_momentum());
+        assert!((m - m0).abs() <= 1e-12 * m0, "mass {m0} → {m}");
+        assert!(
+            (p - p0).length() <= 1e-9 * m0,
+            "momentum {p0} → {p} after {torn} breaks"
+        );
+    }
+    assert!(torn > 0, "the sheet tore");
+    assert!(w.cloth.len() > n * n, "the breaks split particles");
+}
+
+/// A strength no constraint reaches changes nothing: every solver gives the same
+/// positions, bit for bit, as with tearing off (recording the impulses does not touch the
+/// step).
+#[test]
+fn a_strength_never_reached_changes_nothing() {
+    for kind in SolverKind::ALL {
+        let mut off = curtain(8, kind, None, true);
+        let mut on = curtain(8, kind, Some(1e6), true);
+        for w in [&mut off, &mut on] {
+            w.cloth.particles.v[40] = DVec3::new(1.0, 0.5, 2.0);
+            run(w, kind, 15);
+        }
+        assert!(off.cloth.impulses.is_none());
+        assert_eq!(off.cloth.particles.x, on.cloth.particles.x, "{kind}");
+        assert_eq!(off.cloth.particles.v, on.cloth.particles.v, "{kind}");
+    }
+}
+
+/// The same cloth tears the same edges, bit for bit, on one thread or three (a 70×70
+/// curtain: its strips' families are solved in parallel).
+#[test]
+fn tearing_is_the_same_on_any_number_of_threads() {
+    let on = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let mut w = curtain(70, SolverKind::Strips, Some(1.0), false);
+            let stats = run(&mut w, SolverKind::Strips, 12);
+            let torn: Vec<u32> = stats.iter().map(|s| s.torn).collect();
+            (
+                torn,
+                w.cloth.topology.edges.clone(),
+                w.cloth.particles.x.clone(),
+            )
+        })
+    };
+    let (t1, e1, x1) = on(1);
+    let (t3, e3, x3) = on(3);
+    assert!(t1.iter().sum::<u32>() > 0, "it tore: {t1:?}");
+    assert_eq!(t1, t3);
+    assert_eq!(e1, e3);
+    assert_eq!(x1, x3);
+}

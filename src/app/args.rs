@@ -7,7 +7,7 @@ use crate::sim::{ScenePreset, SolverKind};
 /// Flags of the desktop app (no subcommand).
 #[derive(Debug, Clone, clap::Args)]
 pub struct AppArgs {
-    /// Starting scene: hanging, curtain, drape, flag, curtain-rod, pile, fold (grids);
+    /// Starting scene: hanging, curtain, drape, flag, curtain-rod, pile, fold, tear (grids);
     /// tablecloth, flag-hole, skirt, square (meshes).
     #[arg(long, default_value_t = config::SCENE)]
     pub scene: ScenePreset,
@@ -30,6 +30,10 @@ pub struct AppArgs {
     /// Self-collision on or off at launch (`true`/`false`) [default: on].
     #[arg(long, value_name = "BOOL")]
     pub self_collision: Option<bool>,
+    /// Tear strength, N/m: the cloth tears where a constraint's tension exceeds this times
+    /// its length [default: none, except in the tear scene: 10].
+    #[arg(long, allow_negative_numbers = true)]
+    pub tear_strength: Option<f64>,
     /// Render this many frames, save a screenshot to PATH and exit.
     #[arg(long, value_name = "PATH")]
     pub screenshot: Option<std::path::PathBuf>,

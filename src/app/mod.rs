@@ -168,6 +168,7 @@ pub fn launch_setup(args: &AppArgs) -> (SceneSpec, SimParams) {
         tolerance: args.tolerance.unwrap_or(config::TOLERANCE),
         max_iterations: settings.max_iterations,
         self_collision: args.self_collision.unwrap_or(config::SELF_COLLISION),
+        tear_strength: args.tear_strength,
         ..SimParams::default()
     };
     let mut scene = SceneSpec::new(args.scene, args.grid.width, args.grid.height);
@@ -246,6 +247,7 @@ fn on_exit(
             "grid": state.world.cloth.topology.grid.map(|g| [g.width, g.height]),
             "particles": state.world.cloth.len(),
             "cut_edges": state.cut_edges,
+            "torn_edges": state.world.torn_edges(),
             "grabbed": state.ever_grabbed,
             "max_displacement": state.max_displacement,
             "grab_travel": state.grab_travel,

@@ -25,7 +25,8 @@ use crate::sim::{
 #[derive(Debug, Clone, clap::Args)]
 pub struct RunArgs {
     /// Scene: hanging (004 §4 with `--slack 0`), curtain, drape (over a ball), flag (in the
-    /// wind), curtain-rod, pile (dropped onto the ground), fold (a corner lifted across).
+    /// wind), curtain-rod, pile (dropped onto the ground), fold (a corner lifted across),
+    /// tablecloth, flag-hole, skirt, square (meshes), tear (a sheet pulled until it rips).
     #[arg(long, default_value_t = config::SCENE)]
     pub scene: ScenePreset,
     /// Grid: N (N×N) or WxH particles.
@@ -107,6 +108,11 @@ pub struct RunArgs {
     /// Coulomb friction coefficient of every contact (ball, ground, self).
     #[arg(long, allow_negative_numbers = true, default_value_t = SimParams::default().friction)]
     pub friction: f64,
+    /// Tear strength, N/m: a constraint whose tension exceeds this times its rest length
+    /// breaks and the cloth tears there [default: none — it never tears — except in the
+    /// tear scene: 10].
+    #[arg(long, allow_negative_numbers = true)]
+    pub tear_strength: Option<f64>,
     /// Fraction of particles given a random initial velocity (default: the scene's).
     #[arg(long, allow_hyphen_values = true, value_parser = non_negative)]
     pub perturb: Option<f64>,
@@ -261,6 +267,60 @@ pub struct Frame {
     pub grabbed: Option<usize>,
     /// Where the held particle is being pulled, m, if one is held.
     pub grab_target: Option<[f64; 3]>,
+    /// The cloth's topology, where it differs from the frame recorded before (a tear or a
+    /// cut): what the positions of this frame and the next are to be read with.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<TopologyRecord>,
+    /// The particles' inverse masses, where they differ from the frame recorded before
+    /// (0 = static; the held particle is the hand's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inverse_masses: Option<Vec<f64>>,
+}
+
+/// A cloth's topology as a report gives it.
+#[derive(Debug, Clone, Serialize)]
+pub struct TopologyRecord {
+    /// Particles.
+    pub particles: usize,
+    /// Triangles (particle triples).
+    pub triangles: Vec<[u32; 3]>,
+    /// Structural constraints as particle pairs.
+    pub edges: Vec<[u32; 2]>,
+    /// Their rest lengths.
+    pub rest_lengths: Vec<f64>,
+}
+
+impl TopologyRecord {
+    fn of(world: &World) -> TopologyRecord {
+        let t = &world.cloth.topology;
+        TopologyRecord {
+            particles: world.cloth.len(),
+            triangles: t.triangles.clone(),
+            edges: t.edges.clone(),
+            rest_lengths: t.rest.clone(),
+        }
+    }
+}
+
+/// What tearing did over a run ([`crate::sim::mesh::tear`]).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TearSummary {
+    /// Tear strength, N/m (null: the cloth never tears).
+    pub strength: Option<f64>,
+    /// Constraints broken.
+    pub broken: u64,
+    /// Mesh edges torn open.
+    pub torn_edges: usize,
+    /// Steps in which something broke.
+    pub tear_steps: u64,
+    /// Slowest tear (choosing the cuts and rebuilding the cloth), ms.
+    pub max_tear_ms: f64,
+    /// Particles at the end (the start's plus the copies the tears made).
+    pub final_particles: usize,
+    /// The topology at the end, if tears changed it (`final_positions` are read with it).
+    pub final_topology: Option<TopologyRecord>,
+    /// Inverse masses at the end, if tears changed the cloth.
+    pub final_inverse_masses: Option<Vec<f64>>,
 }
 
 /// What self-contact did over a run ([`crate::sim::contact`]).
@@ -363,6 +423,8 @@ pub struct Report {
     pub taut_lock: bool,
     /// Self-contact: whether it was on, and what it found ([`SelfSummary`]).
     pub self_contact: SelfSummary,
+    /// Tearing: the strength and what broke ([`TearSummary`]).
+    pub tear: TearSummary,
     /// Most particles held static as part of a taut chain in any step.
     pub locked_particles: u32,
     /// Error that stopped the run, if any.
@@ -389,6 +451,9 @@ fn check_flags(args: &RunArgs) -> Result<(), String> {
     check_flag("--slack", &params::SCENE_SLACK, args.slack())?;
     check_flag("--thickness", &params::THICKNESS, args.thickness)?;
     check_flag("--friction", &params::FRICTION, args.friction)?;
+    if let Some(t) = args.tear_strength {
+        check_flag("--tear-strength", &params::TEAR_STRENGTH, t)?;
+    }
     if let Some(t) = args.tolerance {
         check_flag("--tolerance", &params::TOLERANCE, t)?;
     }
@@ -478,6 +543,7 @@ pub fn build_world(args: &RunArgs) -> Result<World, String> {
         self_collision: args.self_collision.unwrap_or(config::SELF_COLLISION),
         thickness: args.thickness,
         friction: args.friction,
+        tear_strength: args.tear_strength,
         ..SimParams::default()
     };
     params.strain_limits.stretch = args.limit_stretch;
@@ -638,6 +704,8 @@ pub fn step_frame_observed(
         total.crossings = total.crossings.max(s.crossings);
         total.self_gathers += s.self_gathers;
         total.self_contact_time += s.self_contact_time;
+        total.torn += s.torn;
+        total.tear_time += s.tear_time;
     }
     Ok(total)
 }
@@ -684,6 +752,10 @@ pub fn simulate(
             friction: world.params.friction,
             ..SelfSummary::default()
         },
+        tear: TearSummary {
+            strength: world.params.tear_strength,
+            ..TearSummary::default()
+        },
         locked_particles: 0,
         error: None,
         final_positions: vec![],
@@ -696,15 +768,29 @@ pub fn simulate(
         frames: args.positions_every.map(|_| Vec::new()),
     };
     let mut outside = 0u64;
+    let start_topology = world.cloth.topology.id();
     let every = args.positions_every.filter(|&k| k > 0);
-    let record = |world: &World, report: &mut Report| {
+    // The topology and inverse masses the last recorded frame was read with.
+    let mut seen_topology = world.cloth.topology.id();
+    let mut seen_inv_mass = world.cloth.particles.inv_mass().to_vec();
+    let mut record = |world: &World, report: &mut Report| {
         if let Some(frames) = &mut report.frames {
+            let id = world.cloth.topology.id();
+            let topology = (id != seen_topology).then(|| TopologyRecord::of(world));
+            seen_topology = id;
+            let k = world.cloth.particles.inv_mass();
+            let inverse_masses = (k != seen_inv_mass.as_slice()).then(|| k.to_vec());
+            if inverse_masses.is_some() {
+                seen_inv_mass = k.to_vec();
+            }
             frames.push(Frame {
                 step: report.steps,
                 positions: arr(&world.cloth.particles.x),
                 velocities: arr(&world.cloth.particles.v),
                 grabbed: world.grab().map(|g| g.particle),
                 grab_target: world.grab().map(|g| g.target.to_array()),
+                topology,
+                inverse_masses,
             });
         }
         if let Some(dir) = &args.obj_dir
@@ -754,6 +840,12 @@ pub fn simulate(
         sc.crossing_steps += u64::from(stats.crossings > 0);
         sc.max_crossings = sc.max_crossings.max(stats.crossings);
         sc.gathers += u64::from(stats.self_gathers);
+        report.tear.broken += u64::from(stats.torn);
+        report.tear.tear_steps += u64::from(stats.torn > 0);
+        report.tear.max_tear_ms = report
+            .tear
+            .max_tear_ms
+            .max(stats.tear_time.as_secs_f64() * 1e3);
         self_ms += stats.self_contact_time.as_secs_f64() * 1e3;
         report.steps += 1;
         if let Some(k) = every.or(args.obj_dir.as_ref().map(|_| 1))
@@ -776,6 +868,12 @@ pub fn simulate(
         max: iters.iter().copied().max().unwrap_or(0),
     };
     report.final_positions = arr(&world.cloth.particles.x);
+    report.tear.torn_edges = world.torn_edges();
+    report.tear.final_particles = world.cloth.len();
+    if world.cloth.topology.id() != start_topology {
+        report.tear.final_topology = Some(TopologyRecord::of(&world));
+        report.tear.final_inverse_masses = Some(world.cloth.particles.inv_mass().to_vec());
+    }
     report
 }
 

@@ -380,6 +380,13 @@ pub struct Cloth {
     pub particles: Particles,
     /// Constraints and springs.
     pub topology: Topology,
+    /// The impulse each distance constraint carried in the step in progress or last
+    /// finished, N·s along the constraint, positive where it pulls its two ends together
+    /// (its tension times h): what the solvers applied, summed over their passes
+    /// ([`ConstraintImpulses::record`]). Kept only while tearing is on
+    /// ([`crate::sim::SimParams::tear_strength`]); `None` otherwise, so a step without it
+    /// does exactly what it did before.
+    pub impulses: Option<Vec<f64>>,
     /// Version of the set of static particles: a fresh process-unique value
     /// ([`fresh_identity`]) whenever it changes (pin, unpin, grab, release, taut chains).
     static_version: u64,
@@ -389,6 +396,42 @@ pub struct Cloth {
 impl PartialEq for Cloth {
     fn eq(&self, o: &Self) -> bool {
         self.particles == o.particles && self.topology == o.topology
+    }
+}
+
+/// Recording the impulses of [`Cloth::impulses`].
+pub trait ConstraintImpulses {
+    /// Add an impulse `j_b` applied to constraint `e`'s second particle (and −`j_b` to
+    /// its first), whose ends are at `xa` and `xb`: its component along b → a, the
+    /// constraint's tension impulse. Nothing when impulses are not kept.
+    fn record(&mut self, e: usize, j_b: DVec3, xa: DVec3, xb: DVec3);
+
+    /// Add a tension impulse `j` (N·s, positive pulling the ends together) to constraint
+    /// `e`. Nothing when impulses are not kept.
+    fn record_tension(&mut self, e: usize, j: f64);
+}
+
+impl ConstraintImpulses for Option<Vec<f64>> {
+    #[inline]
+    fn record(&mut self, e: usize, j_b: DVec3, xa: DVec3, xb: DVec3) {
+        if let Some(log) = self {
+            log[e] -= j_b.dot((xb - xa).normalize_or_zero());
+        }
+    }
+
+    #[inline]
+    fn record_tension(&mut self, e: usize, j: f64) {
+        if let Some(log) = self {
+            log[e] += j;
+        }
+    }
+}
+
+impl Topology {
+    /// The particle of the uncut cloth that particle `i` is a copy of (itself if it is no
+    /// copy; [`crate::sim::mesh::tear`]).
+    pub fn root(&self, i: u32) -> u32 {
+        self.origin.get(i as usize).copied().unwrap_or(i)
     }
 }
 
@@ -484,6 +527,7 @@ impl Cloth {
                 x,
             },
             topology,
+            impulses: None,
             static_version: fresh_identity(),
         }
     }

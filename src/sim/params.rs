@@ -210,6 +210,14 @@ pub struct SimParams {
     /// shortest rest length, [`crate::sim::contact`]).
     #[serde(default = "default_thickness")]
     pub thickness: f64,
+    /// Tear strength, N/m, if the cloth tears ([`crate::sim::mesh::tear`]): a distance
+    /// constraint of rest length L whose tension — the impulse it carried,
+    /// [`crate::sim::Cloth::impulses`], over a window of
+    /// [`crate::sim::mesh::tear::TEAR_WINDOW`] — exceeds strength·L breaks. Per unit
+    /// width, so the same cloth tears under the same load whatever its resolution (a quad
+    /// side stands for a strip of cloth as wide as it is long). `None`: it never tears.
+    #[serde(default)]
+    pub tear_strength: Option<f64>,
 }
 
 fn yes() -> bool {
@@ -256,6 +264,7 @@ impl Default for SimParams {
             lock_taut_chains: true,
             self_collision: false,
             thickness: DEFAULT_THICKNESS,
+            tear_strength: None,
         }
     }
 }
@@ -462,6 +471,12 @@ pub const THICKNESS: Param = Param::new("thickness", "thickness (m)", "m")
     .slider(5e-4, 0.02)
     .log()
     .help("gap self-contact keeps between two layers (capped at half the shortest edge)");
+/// Tear strength: the tension per unit width at which a constraint breaks.
+pub const TEAR_STRENGTH: Param = Param::new("tear_strength", "tear strength (N/m)", "N/m")
+    .range(1e-3, 1e6)
+    .slider(0.3, 3000.0)
+    .log()
+    .help("tension per unit width at which the cloth tears (its own weight: about 2 N/m)");
 /// Ball radius.
 pub const BALL_RADIUS: Param = Param::new("ball.radius", "radius (m)", "m")
     .range(1e-3, 100.0)
@@ -548,6 +563,7 @@ pub const PARAMS: &[&Param] = &[
     &GUST_FREQUENCY,
     &FRICTION,
     &THICKNESS,
+    &TEAR_STRENGTH,
     &BALL_RADIUS,
     &SLE_MAX_SOLVES,
     &NEWTON_MAX_STEPS,
@@ -597,6 +613,9 @@ impl SimParams {
         GUST_FREQUENCY.check(self.wind.gust_frequency)?;
         FRICTION.check(self.friction)?;
         THICKNESS.check(self.thickness)?;
+        if let Some(t) = self.tear_strength {
+            TEAR_STRENGTH.check(t)?;
+        }
         if let Some(b) = &self.ball {
             BALL_RADIUS.check(b.radius)?;
             if !(b.center.is_finite() && b.velocity.is_finite()) {

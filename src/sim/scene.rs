@@ -182,11 +182,21 @@ pub enum ScenePreset {
     /// The grid's own 30×30 square read from `assets/square.obj`, pinned at its two far
     /// corners: the 004 §4 scene as a mesh.
     Square,
+    /// A vertical sheet pinned along its top edge over the ground, that tears
+    /// ([`TEAR_SCENE_STRENGTH`]): its scripted drag ([`ScenePreset::script`]) pulls the
+    /// particle nearest its middle down hard, beyond what the cloth can give, until it rips;
+    /// the pieces fall to the ground.
+    Tear,
 }
+
+/// The tear scene's tear strength, N/m, unless the parameters name one: five times the
+/// tension its own weight puts on its top row (0.2 kg on a 1 m width: 2 N/m), so it
+/// hangs whole and rips where a hand pulls hard (docs/numerics.md, "Tearing").
+pub const TEAR_SCENE_STRENGTH: f64 = 10.0;
 
 impl ScenePreset {
     /// Every preset.
-    pub const ALL: [ScenePreset; 11] = [
+    pub const ALL: [ScenePreset; 12] = [
         ScenePreset::Hanging,
         ScenePreset::Curtain,
         ScenePreset::Drape,
@@ -198,6 +208,7 @@ impl ScenePreset {
         ScenePreset::FlagHole,
         ScenePreset::Skirt,
         ScenePreset::Square,
+        ScenePreset::Tear,
     ];
 
     /// The shipped mesh of a mesh scene: (its file name, its OBJ text), built into the
@@ -236,6 +247,7 @@ impl ScenePreset {
             ScenePreset::FlagHole => "flag-hole",
             ScenePreset::Skirt => "skirt",
             ScenePreset::Square => "square",
+            ScenePreset::Tear => "tear",
         }
     }
 
@@ -258,6 +270,24 @@ impl ScenePreset {
                     release: Some(2.0),
                 })
             }
+            ScenePreset::Tear => {
+                // The particle nearest the middle, pulled 0.6 × size straight down in a
+                // second (it hangs half the size below the pins: every bit of that is
+                // beyond reach) and let go at 3 s.
+                let x = &world.cloth.particles.x;
+                let (lo, hi) = mesh::bounds(x);
+                let mid = 0.5 * (lo + hi);
+                let particle = (0..x.len())
+                    .min_by(|&a, &b| x[a].distance(mid).total_cmp(&x[b].distance(mid)))?;
+                let size = world.cloth.topology.rest_extent();
+                Some(super::Drag {
+                    particle,
+                    to: x[particle] - DVec3::Y * (0.6 * size),
+                    start: 0.2,
+                    arrive: 1.2,
+                    release: Some(3.0),
+                })
+            }
             _ => None,
         }
     }
@@ -266,7 +296,7 @@ impl ScenePreset {
     pub fn default_pins(self) -> PinSpec {
         match self {
             ScenePreset::Hanging | ScenePreset::Square => PinSpec::Corners,
-            ScenePreset::Curtain => PinSpec::TopEdge,
+            ScenePreset::Curtain | ScenePreset::Tear => PinSpec::TopEdge,
             ScenePreset::Drape | ScenePreset::Tablecloth | ScenePreset::Skirt => PinSpec::None,
             ScenePreset::Flag | ScenePreset::FlagHole => PinSpec::LeftEdge,
             ScenePreset::CurtainRod => PinSpec::Indices(vec![0]),
@@ -406,7 +436,11 @@ impl SceneSpec {
         }
         let vertical = matches!(
             self.preset,
-            ScenePreset::Curtain | ScenePreset::Flag | ScenePreset::CurtainRod | ScenePreset::Pile
+            ScenePreset::Curtain
+                | ScenePreset::Flag
+                | ScenePreset::CurtainRod
+                | ScenePreset::Pile
+                | ScenePreset::Tear
         );
         let grid = GridSpec {
             width: self.width,
@@ -482,6 +516,10 @@ impl SceneSpec {
                 params.ground = Some(centre - 1.25 * r - 0.25 * self.size);
             }
             ScenePreset::CurtainRod => {}
+            ScenePreset::Tear => {
+                params.ground = Some(bottom - 0.2 * self.size);
+                params.tear_strength = params.tear_strength.or(Some(TEAR_SCENE_STRENGTH));
+            }
             ScenePreset::Pile => {
                 // Tilted by 0.3 rad about its bottom edge, so it buckles one way; the
                 // bottom edge a fifth of the size above the ground.

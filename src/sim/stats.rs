@@ -191,6 +191,12 @@ pub struct StepStats {
     /// collision, position and integration phases' timings): what self-collision adds
     /// besides the rows' share of the solve.
     pub self_contact_time: Duration,
+    /// Constraints that broke at the end of the step, their tension over the tear strength
+    /// ([`crate::sim::SimParams::tear_strength`], [`crate::sim::mesh::tear`]).
+    pub torn: u32,
+    /// Wall time of that tear: choosing the cuts and rebuilding the cloth (every solver
+    /// cache follows at the next step).
+    pub tear_time: Duration,
 }
 
 impl StepStats {
@@ -299,6 +305,8 @@ impl StepStats {
             crossings: 0,
             self_gathers: 0,
             self_contact_time: Duration::ZERO,
+            torn: 0,
+            tear_time: Duration::ZERO,
         }
     }
 }

@@ -180,8 +180,10 @@ fn shape_key(cloth: &crate::sim::Cloth) -> u64 {
 fn checker(cloth: &crate::sim::Cloth) -> Vec<f32> {
     let n = cloth.len();
     match cloth.topology.grid {
-        Some(g) if g.width * g.height == n => (0..n)
+        // A cut or torn grid's copies take the shade of the particle they were made from.
+        Some(g) if g.width * g.height <= n => (0..n)
             .map(|i| {
+                let i = cloth.topology.root(i as u32) as usize;
                 let (r, c) = (i / g.width, i % g.width);
                 ((r / 4 + c / 4) % 2) as f32 * 0.08
             })

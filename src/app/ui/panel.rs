@@ -144,6 +144,8 @@ fn panel(
                     ui.separator();
                     self_contact_section(ui, state);
                     ui.separator();
+                    tearing_section(ui, &mut state.world.params);
+                    ui.separator();
                     view_section(ui, &mut view, &mut panel);
                     ui.separator();
                     readouts_section(ui, state);
@@ -452,6 +454,25 @@ fn self_contact_section(ui: &mut egui::Ui, state: &mut SimState) {
     }
 }
 
+/// Tearing: the switch and the strength ([`crate::sim::mesh::tear`]).
+fn tearing_section(ui: &mut egui::Ui, p: &mut SimParams) {
+    ui.heading("Tearing");
+    let mut on = p.tear_strength.is_some();
+    if ui
+        .checkbox(&mut on, "tears")
+        .on_hover_text(
+            "a constraint whose tension (its impulses over a 1/60 s window) exceeds the \
+             strength times its rest length breaks, and the cloth opens there",
+        )
+        .changed()
+    {
+        p.tear_strength = on.then_some(crate::sim::scene::TEAR_SCENE_STRENGTH);
+    }
+    if let Some(t) = &mut p.tear_strength {
+        param_slider(ui, &params::TEAR_STRENGTH, t);
+    }
+}
+
 /// Heat-map, wireframe and overlay switches.
 fn view_section(ui: &mut egui::Ui, view: &mut ViewSettings, panel: &mut PanelState) {
     ui.heading("View");
@@ -487,6 +508,12 @@ fn readouts_section(ui: &mut egui::Ui, state: &SimState) {
         ui.label(format!(
             "cut: {} edges (shift + drag; R restores the cloth)",
             state.cut_edges
+        ));
+    }
+    if state.world.torn_edges() > 0 {
+        ui.label(format!(
+            "torn: {} edges (R restores the cloth)",
+            state.world.torn_edges()
         ));
     }
     if let Some(s) = state.history.back() {

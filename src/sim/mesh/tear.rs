@@ -256,6 +256,130 @@ pub fn cut(cloth: &Cloth, pairs: &[[u32; 2]]) -> Option<(Cloth, Cut)> {
     Some((out, report))
 }
 
+/// Most constraints a step breaks. A tear runs as a sequence of breaks, a few per step:
+/// each opens the cloth at one particle, and the load it carried moves to the tips of the
+/// opening, which break in the following steps if they are overloaded too. The cap keeps a
+/// step's rebuild one rebuild and lets the solvers redistribute the load before the next
+/// breaks (a sheet overloaded everywhere tears in a few steps, not in one).
+pub const MAX_BREAKS_PER_STEP: usize = 4;
+
+/// The time over which a constraint's tension is measured, s: its impulses are summed over
+/// the steps of each window this long (one step where the step is longer) and divided by
+/// the window's length, and tearing looks at them at the end of each window. One frame of
+/// the app (1/60 s): Newton's one step a frame and the other solvers' ten substeps then
+/// measure the same tension, where a per-step figure would read the impulse of a hand's
+/// jerk over a tenth of the time as a force ten times larger.
+pub const TEAR_WINDOW: f64 = 1.0 / 60.0;
+
+/// The constraints whose tension over a window of `h` s — `impulses` ([`Cloth::impulses`])
+/// over `h` — exceeds `strength` (N/m) times their rest length, most overloaded first (ties by
+/// index).
+pub fn overloaded(t: &Topology, impulses: &[f64], h: f64, strength: f64) -> Vec<usize> {
+    let mut over: Vec<(f64, usize)> = impulses
+        .iter()
+        .zip(&t.rest)
+        .enumerate()
+        .map(|(e, (&j, &l))| (j / (h * strength * l), e))
+        .filter(|&(r, _)| r > 1.0)
+        .collect();
+    over.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    over.into_iter().map(|(_, e)| e).collect()
+}
+
+/// The mesh edges to cut so that particle `v` no longer passes the pull of its neighbour
+/// `w` on: `v`'s fan of triangles split by the plane through `v` across the direction to
+/// `w` — the triangles on `w`'s side (those holding the edge to `w` always) keep one copy
+/// of `v`, the others another — which is where a crack opens across the load. The cut
+/// edges are those between two triangles of the fan on opposite sides; empty where every
+/// triangle lies on one side (nothing to open there).
+fn split_across(cloth: &Cloth, fans: &[Vec<u32>], v: u32, w: u32) -> Vec<[u32; 2]> {
+    let t = &cloth.topology;
+    let x = &cloth.particles.x;
+    let at = x[v as usize];
+    let dir = (x[w as usize] - at).normalize_or_zero();
+    let fan = &fans[v as usize];
+    let side = |k: u32| {
+        let tri = t.triangles[k as usize];
+        if tri.contains(&w) {
+            return true;
+        }
+        let c = tri.iter().map(|&i| x[i as usize]).sum::<DVec3>() / 3.0;
+        (c - at).dot(dir) > 0.0
+    };
+    let sides: Vec<bool> = fan.iter().map(|&k| side(k)).collect();
+    if sides.iter().all(|&s| s) || sides.iter().all(|&s| !s) {
+        return Vec::new();
+    }
+    // Each other particle of the fan, with the sides of the triangles that hold it.
+    let mut by_other: HashMap<u32, (bool, bool)> = HashMap::new();
+    for (&k, &s) in fan.iter().zip(&sides) {
+        for &u in &t.triangles[k as usize] {
+            if u != v {
+                let e = by_other.entry(u).or_insert((false, false));
+                if s {
+                    e.0 = true;
+                } else {
+                    e.1 = true;
+                }
+            }
+        }
+    }
+    let mut out: Vec<[u32; 2]> = by_other
+        .into_iter()
+        .filter(|&(_, (plus, minus))| plus && minus)
+        .map(|(u, _)| [v.min(u), v.max(u)])
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+/// What tearing cuts after a step: for each overloaded constraint (at most
+/// [`MAX_BREAKS_PER_STEP`], most overloaded first), the cut that splits one of its ends
+/// across it ([`split_across`]) — the end that needs fewer cut edges (a particle on the
+/// border or a crack's lip opens with one), the lower index on a tie. A constraint one of
+/// whose ends, or a particle next to them, a stronger break already cut this step waits
+/// for the next step, when the solvers have carried its load again. Returns the pairs to
+/// cut and the constraints broken. Deterministic: a function of the cloth and the
+/// impulses only.
+pub fn tear_cuts(cloth: &Cloth, impulses: &[f64], h: f64, strength: f64) -> (Vec<[u32; 2]>, usize) {
+    let t = &cloth.topology;
+    let over = overloaded(t, impulses, h, strength);
+    if over.is_empty() {
+        return (Vec::new(), 0);
+    }
+    let mut fans: Vec<Vec<u32>> = vec![Vec::new(); cloth.len()];
+    for (k, tri) in t.triangles.iter().enumerate() {
+        for &v in tri {
+            fans[v as usize].push(k as u32);
+        }
+    }
+    let mut touched: BTreeSet<u32> = BTreeSet::new();
+    let mut pairs: Vec<[u32; 2]> = Vec::new();
+    let mut broken = 0;
+    for e in over {
+        if broken == MAX_BREAKS_PER_STEP {
+            break;
+        }
+        let [a, b] = t.edges[e];
+        if touched.contains(&a) || touched.contains(&b) {
+            continue;
+        }
+        let options = [(a, b), (b, a)].map(|(v, w)| (split_across(cloth, &fans, v, w), v));
+        let best = options
+            .into_iter()
+            .filter(|(cut, _)| !cut.is_empty())
+            .min_by_key(|(cut, v)| (cut.len(), *v));
+        let Some((cut, _)) = best else { continue };
+        for &[p, q] in &cut {
+            touched.insert(p);
+            touched.insert(q);
+        }
+        pairs.extend(cut);
+        broken += 1;
+    }
+    (pairs, broken)
+}
+
 /// Mesh edges (particle pairs of triangle edges) that the segment from `from` to `to`
 /// cuts: those it crosses (passes within `radius` of, between the edge's ends — its
 /// middle 80 %), and where it passes within `radius` of a particle, the particle's edges

@@ -12,6 +12,7 @@ use glam::DVec3;
 use rayon::prelude::*;
 
 use super::{Solver, SolverKind, StepCtx};
+use crate::sim::cloth::ConstraintImpulses;
 use crate::sim::cloth::{Cloth, Topology};
 use crate::sim::collision::ContactSweep;
 use crate::sim::kernels::{self, StrainBand, position_impulse, velocity_impulse};
@@ -42,6 +43,8 @@ type Delta = Option<(DVec3, DVec3, f64)>;
 struct PositionLink {
     a: u32,
     b: u32,
+    /// The constraint's index (its impulses are recorded, [`Cloth::impulses`]).
+    e: u32,
     ka: f64,
     kb: f64,
     band: StrainBand,
@@ -53,6 +56,7 @@ struct PositionLink {
 struct VelocityLink {
     a: u32,
     b: u32,
+    e: u32,
     ka: f64,
     kb: f64,
     /// Unit direction b − a at t + h.
@@ -69,6 +73,8 @@ struct VelocityLink {
 trait LinkKernel: Sync {
     type Link: Copy + Send + Sync;
     fn ends(link: &Self::Link) -> (usize, usize);
+    /// The constraint's index and its ends' inverse masses.
+    fn edge(link: &Self::Link) -> (usize, f64, f64);
     fn correction(&self, link: &Self::Link, v: &[DVec3]) -> Delta;
 }
 
@@ -100,6 +106,11 @@ impl LinkKernel for PositionKernel<'_> {
     }
 
     #[inline(always)]
+    fn edge(l: &PositionLink) -> (usize, f64, f64) {
+        (l.e as usize, l.ka, l.kb)
+    }
+
+    #[inline(always)]
     fn correction(&self, l: &PositionLink, v: &[DVec3]) -> Delta {
         self.impulse(l, None, v)
     }
@@ -118,6 +129,11 @@ impl LinkKernel for CurrentDirectionKernel<'_> {
     }
 
     #[inline(always)]
+    fn edge(l: &(PositionLink, DVec3)) -> (usize, f64, f64) {
+        (l.0.e as usize, l.0.ka, l.0.kb)
+    }
+
+    #[inline(always)]
     fn correction(&self, l: &(PositionLink, DVec3), v: &[DVec3]) -> Delta {
         self.0.impulse(&l.0, Some(l.1), v)
     }
@@ -132,6 +148,11 @@ impl LinkKernel for VelocityKernel {
     #[inline(always)]
     fn ends(l: &VelocityLink) -> (usize, usize) {
         (l.a as usize, l.b as usize)
+    }
+
+    #[inline(always)]
+    fn edge(l: &VelocityLink) -> (usize, f64, f64) {
+        (l.e as usize, l.ka, l.kb)
     }
 
     #[inline(always)]
@@ -179,6 +200,27 @@ fn gather<L>(
     }
 }
 
+/// Where a sweep puts the corrections of a colour class solved in parallel, and where it
+/// records the impulses it applies ([`Cloth::impulses`]): the log and the positions that
+/// give each constraint's direction.
+struct Impulses<'a> {
+    deltas: &'a mut Vec<Delta>,
+    log: &'a mut Option<Vec<f64>>,
+    x: &'a [DVec3],
+}
+
+impl Impulses<'_> {
+    /// The correction (Δv_a, Δv_b) = (−k_a·J, k_b·J) of link `l` as the impulse J on b.
+    #[inline(always)]
+    fn record<K: LinkKernel>(&mut self, l: &K::Link, a: usize, b: usize, da: DVec3, db: DVec3) {
+        if self.log.is_some() {
+            let (e, ka, kb) = K::edge(l);
+            let j_b = (db - da) / (ka + kb);
+            self.log.record(e, j_b, self.x[a], self.x[b]);
+        }
+    }
+}
+
 /// One Gauss–Seidel sweep over the gathered links, colour class by colour class: returns
 /// whether anything was corrected and the largest strain corrected.
 fn sweep<K: LinkKernel>(
@@ -186,7 +228,7 @@ fn sweep<K: LinkKernel>(
     links: &[K::Link],
     bounds: &[usize],
     v: &mut [DVec3],
-    deltas: &mut Vec<Delta>,
+    log: &mut Impulses<'_>,
 ) -> (bool, f64) {
     let mut any = false;
     let mut worst = 0.0f64;
@@ -196,6 +238,7 @@ fn sweep<K: LinkKernel>(
         let class = &links[start..end];
         start = end;
         if parallel && class.len() >= PAR_MIN_CONSTRAINTS {
+            let deltas = &mut *log.deltas;
             deltas.resize(class.len(), None);
             {
                 let v: &[DVec3] = v;
@@ -204,13 +247,15 @@ fn sweep<K: LinkKernel>(
                     .zip(class.par_iter())
                     .for_each(|(slot, l)| *slot = kernel.correction(l, v));
             }
-            for (l, delta) in class.iter().zip(deltas.iter()) {
-                if let Some((da, db, s)) = *delta {
+            for (l, k) in class.iter().zip(0..) {
+                let delta = log.deltas[k];
+                if let Some((da, db, s)) = delta {
                     let (a, b) = K::ends(l);
                     v[a] += da;
                     v[b] += db;
                     any = true;
                     worst = worst.max(s);
+                    log.record::<K>(l, a, b, da, db);
                 }
             }
         } else {
@@ -221,6 +266,7 @@ fn sweep<K: LinkKernel>(
                     v[b] += db;
                     any = true;
                     worst = worst.max(s);
+                    log.record::<K>(l, a, b, da, db);
                 }
             }
         }
@@ -251,7 +297,7 @@ fn sweep_until_quiet<K: LinkKernel>(
     links: &[K::Link],
     bounds: &[usize],
     v: &mut [DVec3],
-    deltas: &mut Vec<Delta>,
+    log: &mut Impulses<'_>,
     cap: u32,
     after: &mut dyn FnMut(&mut [DVec3]) -> bool,
 ) -> (u32, bool, f64) {
@@ -259,7 +305,7 @@ fn sweep_until_quiet<K: LinkKernel>(
     let mut worst = 0.0;
     while sweeps < cap {
         sweeps += 1;
-        let (mut any, w) = sweep(kernel, links, bounds, v, deltas);
+        let (mut any, w) = sweep(kernel, links, bounds, v, log);
         any |= after(v);
         if !any {
             return (sweeps, true, 0.0);
@@ -288,6 +334,7 @@ pub fn position_pass(
     let link = |e: usize, a: usize, b: usize, ka, kb| PositionLink {
         a: a as u32,
         b: b as u32,
+        e: e as u32,
         ka,
         kb,
         band: StrainBand::new(rest[e], tol),
@@ -305,6 +352,11 @@ pub fn position_pass(
     let mut after =
         |v: &mut [DVec3]| contacts.is_some_and(|c| c.visit(|i| drift[i], v, inv_mass) > 0);
     let v = &mut cloth.particles.v;
+    let mut log = Impulses {
+        deltas: &mut scratch.deltas,
+        log: &mut cloth.impulses,
+        x,
+    };
     let (sweeps, quiet, _) = match params.direction {
         ImpulseDirection::Preview => {
             gather(
@@ -319,7 +371,7 @@ pub fn position_pass(
                 &scratch.position_links,
                 &scratch.bounds,
                 v,
-                &mut scratch.deltas,
+                &mut log,
                 cap,
                 &mut after,
             )
@@ -339,7 +391,7 @@ pub fn position_pass(
                 &scratch.current_links,
                 &scratch.bounds,
                 v,
-                &mut scratch.deltas,
+                &mut log,
                 cap,
                 &mut after,
             )
@@ -374,6 +426,7 @@ pub fn velocity_pass(
             Some(VelocityLink {
                 a: a as u32,
                 b: b as u32,
+                e: e as u32,
                 ka,
                 kb,
                 n: kernels::unit(x[a], x[b], rest[e])?,
@@ -387,7 +440,11 @@ pub fn velocity_pass(
         &scratch.velocity_links,
         &scratch.bounds,
         &mut cloth.particles.v,
-        &mut scratch.deltas,
+        &mut Impulses {
+            deltas: &mut scratch.deltas,
+            log: &mut cloth.impulses,
+            x: &cloth.particles.x,
+        },
         cap,
         &mut |_| false,
     );

@@ -102,7 +102,7 @@ use glam::DVec3;
 
 use super::strips::StripsSolver;
 use super::{Solver, SolverKind, StepCtx, StepMark, iterative};
-use crate::sim::cloth::{CacheKey, Cloth};
+use crate::sim::cloth::{CacheKey, Cloth, ConstraintImpulses};
 use crate::sim::collision::CONTACT_SKIN;
 use crate::sim::dof::Glider;
 use crate::sim::kernels::{self, preview};
@@ -418,6 +418,9 @@ impl NewtonSolver {
     /// velocities are left as they were: only the starting point changes.
     fn predict(&mut self, ctx: &mut StepCtx<'_>) {
         self.saved_v.clone_from(&ctx.cloth.particles.v);
+        // The predictor's sweeps only find a starting point: the impulses they record are
+        // undone with the velocities.
+        let log = ctx.cloth.impulses.clone();
         let now = StepMark::of(ctx);
         let next = self.last_step.is_some_and(|m| m.precedes(now));
         if next && self.last_shift.len() == ctx.cloth.len() {
@@ -436,6 +439,7 @@ impl NewtonSolver {
         self.x
             .extend((0..p.x.len()).map(|i| preview(p.x[i], p.v[i], ctx.accel[i], h)));
         p.v.clone_from(&self.saved_v);
+        ctx.cloth.impulses = log;
     }
 
     /// One alternation for self-contact rows left short by a converged pass: strips
@@ -1047,7 +1051,18 @@ impl Solver for NewtonSolver {
             self.polish.finish_position_pass(ctx, true);
             return;
         };
-        // The velocity change that takes the preview to x (an impulse per particle).
+        // The velocity change that takes the preview to x (an impulse per particle): at the
+        // balance M(x − x̃) = −Jᵀλ, the impulse −λ_r/h along row r's direction on its
+        // second particle.
+        if ctx.cloth.impulses.is_some() {
+            let cloth = &mut *ctx.cloth;
+            for (r, &e) in self.pattern.rows.iter().enumerate() {
+                let [a, b] = cloth.topology.edges[e as usize];
+                let (xa, xb) = (cloth.particles.x[a as usize], cloth.particles.x[b as usize]);
+                let j_b = self.dirs[r] * (-self.lambda[r] / h);
+                cloth.impulses.record(e as usize, j_b, xa, xb);
+            }
+        }
         let p = &mut ctx.cloth.particles;
         self.last_shift.clear();
         self.last_shift.resize(p.len(), DVec3::ZERO);

@@ -22,7 +22,7 @@ use glam::DVec3;
 use super::iterative::{self, Scratch};
 use super::strips::StripsSolver;
 use super::{Solver, SolverKind, StepCtx, StepMark};
-use crate::sim::cloth::{CacheKey, Cloth};
+use crate::sim::cloth::{CacheKey, Cloth, ConstraintImpulses};
 use crate::sim::kernels::{self, preview};
 use crate::sim::sparse::dissection;
 use crate::sim::sparse::factor::Factor;
@@ -151,6 +151,7 @@ impl SleSolver {
     /// Apply Δv = scale · M⁻¹ Jᵀ λ with the factorised directions.
     fn apply(&self, cloth: &mut Cloth, scale: f64) {
         let t = &cloth.topology;
+        let log = &mut cloth.impulses;
         let p = &mut cloth.particles;
         for (r, &e) in self.pattern.rows.iter().enumerate() {
             let [a, b] = t.edges[e as usize];
@@ -158,6 +159,7 @@ impl SleSolver {
             let imp = self.dirs[r] * (self.lambda[r] * scale);
             p.v[a] -= imp * p.inv_mass[a];
             p.v[b] += imp * p.inv_mass[b];
+            log.record(e as usize, imp, p.x[a], p.x[b]);
         }
     }
 

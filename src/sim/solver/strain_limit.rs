@@ -37,7 +37,7 @@
 use glam::DVec3;
 
 use super::{ContactModel, Solver, SolverKind, StepCtx, integrate_exact};
-use crate::sim::cloth::Cloth;
+use crate::sim::cloth::{Cloth, ConstraintImpulses};
 use crate::sim::collision::CONTACT_SKIN;
 use crate::sim::dof::Dof;
 use crate::sim::forces::DampedSpring;
@@ -164,6 +164,7 @@ impl StrainLimitSolver {
         }
         let h = ctx.params.dt;
         let t = &ctx.cloth.topology;
+        let mut log = ctx.cloth.impulses.take();
         let p = &ctx.cloth.particles;
         self.dv.clear();
         self.dv.resize(p.len(), DVec3::ZERO);
@@ -182,8 +183,10 @@ impl StrainLimitSolver {
             }) {
                 self.dv[a] += self.dof[a].apply(imp * ka);
                 self.dv[b] -= self.dof[b].apply(imp * kb);
+                log.record(e, -imp, p.x[a], p.x[b]);
             }
         }
+        ctx.cloth.impulses = log;
         for (v, dv) in ctx.cloth.particles.v.iter_mut().zip(&self.dv) {
             *v += *dv;
         }
@@ -363,7 +366,17 @@ impl StrainLimitSolver {
         } else {
             1.0
         };
-        let p = &mut ctx.cloth.particles;
+        let cloth = &mut *ctx.cloth;
+        if cloth.impulses.is_some() {
+            // The limits' impulses s along their rows (what `unconstrained_dv` spread).
+            for (j, &e) in self.rows.iter().enumerate() {
+                let [a, b] = cloth.topology.edges[e as usize];
+                let (xa, xb) = (cloth.particles.x[a as usize], cloth.particles.x[b as usize]);
+                let j_b = self.dirs[j] * (-self.s[j] * scale);
+                cloth.impulses.record(e as usize, j_b, xa, xb);
+            }
+        }
+        let p = &mut cloth.particles;
         for ((v, d), dv) in p.v.iter_mut().zip(&self.dof).zip(&self.dv) {
             *v += d.apply(*dv) * scale;
         }

@@ -15,7 +15,7 @@ use rayon::prelude::*;
 
 use super::iterative;
 use super::{Solver, SolverKind, StepCtx};
-use crate::sim::cloth::Cloth;
+use crate::sim::cloth::{Cloth, ConstraintImpulses};
 use crate::sim::collision::ContactSweep;
 use crate::sim::kernels::{self, StrainBand};
 
@@ -91,6 +91,8 @@ fn grid_chains(cloth: &Cloth, w: usize, h: usize) -> Vec<Vec<Chain>> {
 struct StripLink {
     a: u32,
     b: u32,
+    /// The constraint's index (its impulses are recorded, [`Cloth::impulses`]).
+    e: u32,
     ka: f64,
     kb: f64,
     band: StrainBand,
@@ -327,6 +329,22 @@ fn emit(links: &[StripLink], sc: &mut ChainScratch) {
     }
 }
 
+/// Record a chain's impulses ([`Cloth::impulses`]) from the velocity changes [`emit`]
+/// made of them: two per link, (a, −k_a·J) then (b, k_b·J). Nothing for a chain left
+/// unsolved (no changes) or when impulses are not kept.
+fn record(log: &mut Option<Vec<f64>>, links: &[StripLink], out: &[(u32, DVec3)], x: &[DVec3]) {
+    if log.is_none() || out.len() != 2 * links.len() {
+        return;
+    }
+    for (l, d) in links.iter().zip(out.chunks_exact(2)) {
+        let w = l.ka + l.kb;
+        if w > 0.0 {
+            let j_b = (d[1].1 - d[0].1) / w;
+            log.record(l.e as usize, j_b, x[l.a as usize], x[l.b as usize]);
+        }
+    }
+}
+
 /// Families with fewer constraints than this are solved on the calling thread (rayon's
 /// fork/join costs more than the work below a few thousand constraints). Chains of one
 /// family share no particle, so both paths give identical results.
@@ -404,6 +422,7 @@ impl StripsSolver {
                         StripLink {
                             a,
                             b,
+                            e,
                             ka: p.inv_mass[a as usize],
                             kb: p.inv_mass[b as usize],
                             band: StrainBand::new(rest, tol),
@@ -457,8 +476,10 @@ impl StripsSolver {
         // contact is solved in the same Gauss–Seidel loop as the chains.
         let contacts = ctx.contacts();
         let mut contacts = (!velocity && !contacts.is_empty()).then_some(contacts);
-        let p = &mut ctx.cloth.particles;
-        let (v, inv_mass) = (&mut p.v, &p.inv_mass);
+        let cloth = &mut *ctx.cloth;
+        let log = &mut cloth.impulses;
+        let p = &mut cloth.particles;
+        let (v, inv_mass, x) = (&mut p.v, &p.inv_mass, &p.x);
         // Self-contact rows come by the thousand where the cloth lies in layers, and few
         // of them are ever short (measured on the 30×30 drape pulled off the ball: 2 957
         // of 40 151 rows corrected in a step): the sweeps visit those whose previewed gap
@@ -500,11 +521,12 @@ impl StripsSolver {
                             std::mem::take(&mut sc.out)
                         })
                         .collect_into_vec(&mut self.deltas);
-                    for delta in &self.deltas {
+                    for (delta, r) in self.deltas.iter().zip(spans) {
                         any |= !delta.is_empty();
                         for &(i, dv) in delta {
                             v[i as usize] += dv;
                         }
+                        record(log, &links[r.clone()], delta, x);
                     }
                 } else {
                     // Chains of a family share no particle, so solving two at a time (the
@@ -517,11 +539,12 @@ impl StripsSolver {
                             let r = pair[0].clone();
                             solve_chain(&links[r], v, target, h, &mut self.scratch[0]);
                         }
-                        for sc in &self.scratch[..pair.len()] {
+                        for (sc, r) in self.scratch[..pair.len()].iter().zip(pair) {
                             any |= !sc.out.is_empty();
                             for &(i, dv) in &sc.out {
                                 v[i as usize] += dv;
                             }
+                            record(log, &links[r.clone()], &sc.out, x);
                         }
                     }
                 }

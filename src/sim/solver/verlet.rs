@@ -12,7 +12,7 @@
 use glam::DVec3;
 
 use super::{ContactModel, Solver, SolverKind, StepCtx, StepMark};
-use crate::sim::cloth::Cloth;
+use crate::sim::cloth::{Cloth, ConstraintImpulses};
 use crate::sim::collision::project_out;
 use crate::sim::kernels;
 
@@ -26,8 +26,11 @@ pub struct VerletSolver {
 
 /// One relaxation pass (003's `satisfyConstraint`, mass-weighted, 004's strain measure):
 /// returns whether anything was corrected and the largest strain seen before correction.
-pub fn relax_pass(cloth: &mut Cloth, tol: f64) -> (bool, f64) {
+/// A correction that moves the ends by Δx is the impulse m·Δx/h each ([`Cloth::impulses`],
+/// with the step `h`).
+pub fn relax_pass(cloth: &mut Cloth, tol: f64, h: f64) -> (bool, f64) {
     let t = &cloth.topology;
+    let log = &mut cloth.impulses;
     let p = &mut cloth.particles;
     let mut any = false;
     let mut worst = 0.0f64;
@@ -53,6 +56,7 @@ pub fn relax_pass(cloth: &mut Cloth, tol: f64) -> (bool, f64) {
             let corr = d * ((len - l) / (len * w));
             p.x[a] += corr * ka;
             p.x[b] -= corr * kb;
+            log.record_tension(e, (len - l) / (w * h));
         }
     }
     (any, worst)
@@ -89,7 +93,7 @@ impl Solver for VerletSolver {
         let mut done = 0;
         let mut converged = false;
         while done < passes {
-            let (any, _) = relax_pass(ctx.cloth, tol);
+            let (any, _) = relax_pass(ctx.cloth, tol, h);
             if !any {
                 converged = true;
                 break;
