@@ -489,3 +489,71 @@ fn tearing_is_the_same_on_any_number_of_threads() {
     assert_eq!(e1, e3);
     assert_eq!(x1, x3);
 }
+
+/// `run`'s report carries the topology of every recorded frame whose topology differs
+/// from the frame before, and the final one: with them every torn frame's strains can be
+/// recomputed from its positions, and they are within the tolerance where the run's steps
+/// met it.
+#[test]
+fn run_reports_the_topology_of_every_torn_frame() {
+    use impulse_cloth::cli::run::{RunArgs, build_world, simulate};
+    let args = RunArgs::from_flags([
+        "--scene",
+        "curtain",
+        "--grid",
+        "10",
+        "--solver",
+        "strips",
+        "--tear-strength",
+        "1",
+        "--self-collision",
+        "false",
+        "--steps",
+        "40",
+        "--positions-every",
+        "1",
+    ])
+    .unwrap();
+    let world = build_world(&args).unwrap();
+    let report = simulate(&args, world, None);
+    assert!(report.error.is_none(), "{:?}", report.error);
+    assert!(report.tear.broken > 0);
+    let frames = report.frames.as_ref().unwrap();
+    let mut edges = report.edges.clone();
+    let mut rest = report.rest_lengths.clone();
+    let mut changed = 0;
+    for f in frames {
+        if let Some(t) = &f.topology {
+            changed += 1;
+            assert_eq!(t.particles, f.positions.len());
+            edges = t.edges.clone();
+            rest = t.rest_lengths.clone();
+        }
+        assert!(
+            edges
+                .iter()
+                .all(|e| e.iter().all(|&q| (q as usize) < f.positions.len()))
+        );
+        let worst = edges
+            .iter()
+            .zip(&rest)
+            .map(|(&[a, b], &l)| {
+                let (p, q) = (f.positions[a as usize], f.positions[b as usize]);
+                let d =
+                    ((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2) + (p[2] - q[2]).powi(2)).sqrt();
+                (d - l).abs() / l
+            })
+            .fold(0.0, f64::max);
+        if report.capped_steps == 0 {
+            assert!(
+                worst <= 1e-4 * (1.0 + 1e-6),
+                "step {}: strain {worst}",
+                f.step
+            );
+        }
+    }
+    assert!(changed > 0 && changed as u64 <= report.tear.tear_steps);
+    let last = report.tear.final_topology.as_ref().unwrap();
+    assert_eq!(last.edges, edges);
+    assert_eq!(last.particles, report.final_positions.len());
+}

@@ -335,7 +335,7 @@ fn split_across(cloth: &Cloth, fans: &[Vec<u32>], v: u32, w: u32) -> Vec<[u32; 2
 
 /// What tearing cuts after a step: for each overloaded constraint (at most
 /// [`MAX_BREAKS_PER_STEP`], most overloaded first), the cut that splits one of its ends
-/// across it ([`split_across`]) — the end that needs fewer cut edges (a particle on the
+/// across it (`split_across`) — the end that needs fewer cut edges (a particle on the
 /// border or a crack's lip opens with one), the lower index on a tie. A constraint one of
 /// whose ends, or a particle next to them, a stronger break already cut this step waits
 /// for the next step, when the solvers have carried its load again. Returns the pairs to
