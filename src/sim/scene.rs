@@ -192,7 +192,7 @@ pub enum ScenePreset {
 /// The tear scene's tear strength, N/m, unless the parameters name one: five times the
 /// tension its own weight puts on its top row (0.2 kg on a 1 m width: 2 N/m), so it
 /// hangs whole and rips where a hand pulls hard (docs/numerics.md, "Tearing").
-pub const TEAR_SCENE_STRENGTH: f64 = 10.0;
+pub const TEAR_SCENE_STRENGTH: f64 = 3.0;
 
 impl ScenePreset {
     /// Every preset.
@@ -271,15 +271,14 @@ impl ScenePreset {
                 })
             }
             ScenePreset::Tear => {
-                // The particle nearest the middle, pulled 0.6 × size straight down in a
-                // second (it hangs half the size below the pins: every bit of that is
-                // beyond reach) and let go at 3 s.
+                // The particle nearest the middle of the width, a tenth of the size below
+                // the pins, pulled 0.6 × size straight down in a second and let go at 3 s.
                 let x = &world.cloth.particles.x;
                 let (lo, hi) = mesh::bounds(x);
-                let mid = 0.5 * (lo + hi);
+                let size = world.cloth.topology.rest_extent();
+                let mid = DVec3::new(0.5 * (lo.x + hi.x), hi.y - 0.1 * size, 0.5 * (lo.z + hi.z));
                 let particle = (0..x.len())
                     .min_by(|&a, &b| x[a].distance(mid).total_cmp(&x[b].distance(mid)))?;
-                let size = world.cloth.topology.rest_extent();
                 Some(super::Drag {
                     particle,
                     to: x[particle] - DVec3::Y * (0.6 * size),

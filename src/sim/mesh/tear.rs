@@ -4,7 +4,7 @@
 //! A cut edge stops joining the two triangles on its sides. Where that splits the fan of
 //! triangles around a particle into pieces — at the cloth's border, or where two cut edges
 //! meet — the particle is duplicated, one copy per piece: the copies start where it is,
-//! with its velocity, and share its mass by the area of their pieces, so mass, momentum and
+//! with its velocity, and share its mass by their pieces (half by area, half by triangle count), so mass, momentum and
 //! the positions are kept exactly. A cut that does not yet reach the border or another cut
 //! opens nothing (a one-edge slit inside the cloth holds, and stays constrained). An edge
 //! that opens becomes an edge of each lip, and each lip keeps it inextensible — cutting
@@ -125,11 +125,17 @@ pub fn cut(cloth: &Cloth, pairs: &[[u32; 2]]) -> Option<(Cloth, Cut)> {
             .map(|pc| pc.iter().map(|&k| area(k)).sum())
             .collect();
         let total: f64 = areas.iter().sum();
+        // Half by the pieces' areas, half by their triangles: a piece whose triangles are
+        // folded flat has (nearly) no area, and an area share alone gave its copy an
+        // inverse mass of 1e18 (a torn curtain, whose next step no solver could take).
+        // Still exact: the shares sum to 1.
+        let count: usize = pieces.iter().map(Vec::len).sum();
         let share = |i: usize| {
-            if total > 0.0 && areas[i] > 0.0 {
-                areas[i] / total
+            let by_count = pieces[i].len() as f64 / count as f64;
+            if total > 0.0 {
+                0.5 * areas[i] / total + 0.5 * by_count
             } else {
-                1.0 / pieces.len() as f64
+                by_count
             }
         };
         let k_v = p.base_inv_mass[v as usize];
@@ -196,7 +202,14 @@ pub fn cut(cloth: &Cloth, pairs: &[[u32; 2]]) -> Option<(Cloth, Cut)> {
         let ts = &tri_edges[&(a, b)];
         let lips: BTreeSet<(u32, u32)> = ts.iter().map(|&k| key(at(k, a), at(k, b))).collect();
         if lips.len() > 1 {
-            let r = x[a as usize].distance(x[b as usize]);
+            // The diagonal's rest length is its shear spring's; its length now only where
+            // it has none (a diagonal opened while its quad was folded flat kept a rest
+            // length of 1e-5 spacings, which no solver meets).
+            let r = t
+                .springs
+                .iter()
+                .find(|s| key(s.a, s.b) == (a, b))
+                .map_or_else(|| x[a as usize].distance(x[b as usize]), |s| s.rest);
             for (p, q) in lips {
                 edges.push([p, q]);
                 rest.push(r);
