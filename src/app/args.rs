@@ -31,7 +31,7 @@ pub struct AppArgs {
     #[arg(long, value_name = "BOOL")]
     pub self_collision: Option<bool>,
     /// Tear strength, N/m: the cloth tears where a constraint's tension exceeds this times
-    /// its length [default: none, except in the tear scene: 10].
+    /// its length [default: none, except in the tear scene: 4].
     #[arg(long, allow_negative_numbers = true)]
     pub tear_strength: Option<f64>,
     /// Render this many frames, save a screenshot to PATH and exit.

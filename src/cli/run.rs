@@ -110,7 +110,7 @@ pub struct RunArgs {
     pub friction: f64,
     /// Tear strength, N/m: a constraint whose tension exceeds this times its rest length
     /// breaks and the cloth tears there [default: none — it never tears — except in the
-    /// tear scene: 10].
+    /// tear scene: 4].
     #[arg(long, allow_negative_numbers = true)]
     pub tear_strength: Option<f64>,
     /// Fraction of particles given a random initial velocity (default: the scene's).
