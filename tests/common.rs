@@ -124,8 +124,29 @@ pub fn crossings_by(world: &World, margin: f64) -> usize {
     count_crossings(world, &edges, margin)
 }
 
+/// [`crossings`] over pairs that share no point of the uncut cloth either: an edge and a
+/// triangle on the two lips of a tear whose ends are copies of one particle are left out
+/// (`Topology::root`), as self-contact leaves them out.
+pub fn crossings_apart(world: &World) -> usize {
+    let t = &world.cloth.topology;
+    count_crossings_where(world, &t.edges, 0.0, |e, tri| {
+        let roots = tri.map(|i| t.root(i));
+        !e.iter().any(|&i| roots.contains(&t.root(i)))
+    })
+}
+
 /// The pairs of `edges` and the mesh's triangles that pass through each other.
 fn count_crossings(world: &World, edges: &[[u32; 2]], margin: f64) -> usize {
+    count_crossings_where(world, edges, margin, |_, _| true)
+}
+
+/// [`count_crossings`] over the pairs `keep` accepts.
+fn count_crossings_where(
+    world: &World,
+    edges: &[[u32; 2]],
+    margin: f64,
+    keep: impl Fn(&[u32; 2], &[u32; 3]) -> bool,
+) -> usize {
     let x = &world.cloth.particles.x;
     let t = &world.cloth.topology;
     let boxes: Vec<(DVec3, DVec3)> = t
@@ -145,7 +166,7 @@ fn count_crossings(world: &World, edges: &[[u32; 2]], margin: f64) -> usize {
             if lo.cmpgt(bhi).any() || blo.cmpgt(hi).any() {
                 continue;
             }
-            if tri.contains(&e[0]) || tri.contains(&e[1]) {
+            if tri.contains(&e[0]) || tri.contains(&e[1]) || !keep(e, tri) {
                 continue;
             }
             let [a, b, c] = tri.map(|i| x[i as usize]);
