@@ -4,10 +4,11 @@
 # cloth (the app prints a JSON summary on exit with --summary). The drag pulls 400 px down
 # from near the pinned edge, beyond what the cloth can reach; without flags (the app's
 # default configuration) every step must also end within the tolerance.
-# usage: [E2E_AT=X,Y] [E2E_CUT=1] .ci/e2e.sh [BINARY [APP FLAGS...]]  (E2E_AT: where the
-# drag starts, screen pixels; 700,330 by default, near the hanging cloth's pinned edge;
-# E2E_CUT=1: the drag is made with shift held, a cut stroke, which must cut the cloth and
-# grab nothing)
+# usage: [E2E_AT=X,Y] [E2E_CUT=1] [E2E_TEAR=1] .ci/e2e.sh [BINARY [APP FLAGS...]]  (E2E_AT:
+# where the drag starts, screen pixels; 700,330 by default, near the hanging cloth's pinned
+# edge; E2E_CUT=1: the drag is made with shift held, a cut stroke, which must cut the cloth
+# and grab nothing; E2E_TEAR=1: no drag — the scene's own scripted drag must tear the cloth,
+# which must end within its tolerance)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-target/release/impulse-cloth}
@@ -40,25 +41,31 @@ done
 sleep 20
 IFS=, read -r x0 y0 <<<"${E2E_AT:-700,330}"
 cut=${E2E_CUT:-0}
+tear=${E2E_TEAR:-0}
 if [ "$cut" = 1 ]; then
   wid=$(DISPLAY=$disp xdotool search --name impulse-cloth | head -1)
   DISPLAY=$disp xdotool windowfocus "$wid"; sleep 0.5
   DISPLAY=$disp xdotool keydown Shift_L
 fi
-DISPLAY=$disp xdotool mousemove "$x0" "$y0" mousedown 1
-for i in $(seq 1 25); do
-  DISPLAY=$disp xdotool mousemove $((x0 + 4 * i)) $((y0 + 16 * i)); sleep 0.1
-done
-sleep 2
-DISPLAY=$disp import -window root "$out/shot.png"
-DISPLAY=$disp xdotool mouseup 1
+if [ "$tear" = 1 ]; then
+  sleep 30
+  DISPLAY=$disp import -window root "$out/shot.png"
+else
+  DISPLAY=$disp xdotool mousemove "$x0" "$y0" mousedown 1
+  for i in $(seq 1 25); do
+    DISPLAY=$disp xdotool mousemove $((x0 + 4 * i)) $((y0 + 16 * i)); sleep 0.1
+  done
+  sleep 2
+  DISPLAY=$disp import -window root "$out/shot.png"
+  DISPLAY=$disp xdotool mouseup 1
+fi
 [ "$cut" = 1 ] && DISPLAY=$disp xdotool keyup Shift_L
 wait $apid || { echo "app failed:"; tail -20 "$out/app.log"; exit 1; }
 cat "$out/summary.json"
 [ -n "${E2E_SHOT:-}" ] && cp "$out/shot.png" "$E2E_SHOT"
 sd=$(convert "$out/shot.png" -colorspace Gray -format "%[fx:standard_deviation]" info:)
 echo "screenshot grey-level standard deviation: $sd"
-python3 - "$out/summary.json" "$sd" "$default" "$cut" <<'PY'
+python3 - "$out/summary.json" "$sd" "$default" "$cut" "$tear" <<'PY'
 import json, sys
 lines = [l for l in open(sys.argv[1]) if l.strip().startswith("{")]
 assert lines, "no JSON summary printed"
@@ -71,6 +78,9 @@ if sys.argv[4] == "1":
     # in a 90 s session); the cloth must come back.
     assert s["steps_over_tolerance"] <= 5, f"the cut cloth stayed stretched: {s}"
     assert s["max_strain"] <= s["tolerance"] * (1 + 1e-9), f"the cut cloth ends stretched: {s}"
+elif sys.argv[5] == "1":
+    assert s["torn_edges"] > 10, f"the scene did not tear: {s}"
+    assert s["max_strain"] <= s["tolerance"] * (1 + 1e-9), f"the torn cloth ends stretched: {s}"
 else:
     assert s["grabbed"], f"the drag did not grab the cloth: {s}"
     assert s["grab_travel"] > 0.05, f"the drag did not move the grabbed particle: {s}"
