@@ -7,7 +7,9 @@
 //! Asserted after every step: no panic and no non-finite state; no (edge, triangle)
 //! crossing, counted independently of the solver's contact set, after a step that began
 //! intersection-free with self-collision on (a state is clean, and a crossing counted,
-//! only beyond round-off: [`BEYOND_DOUBT`]); steps from a clean state in which the
+//! only beyond round-off: [`BEYOND_DOUBT`]; on a torn cloth, pairs whose ends are copies
+//! of one particle of the uncut cloth are left out, as self-contact leaves them out —
+//! tests/tearing.rs measures them); steps from a clean state in which the
 //! fail-safe froze the whole cloth at most 1 % of them (whole-cloth zones counted); bounded work (contact rounds, re-solves, the fail-safe's merge rounds).
 //! At the end, with the hand let go, 20 Newton steps bring the cloth back within the
 //! tolerance in at least nine sessions of ten.
@@ -16,7 +18,7 @@
 
 mod common;
 
-use common::crossings_by;
+use common::crossings_apart_by;
 
 /// How far inside a triangle (relative) a line must pass to count as a crossing after a
 /// step, and how far outside every triangle the lines of a state must pass for it to be
@@ -61,13 +63,12 @@ fn random_world(rng: &mut ChaCha8Rng, params: &SimParams) -> World {
     // The grid scenes, at 4–16 a side: the figures in docs/results.md ("The fail-safe
     // under abuse") are theirs. Meshes have sessions of their own, on small meshes
     // (`hostile_sessions_on_meshes_keep_self_contact_guarantees`); the shipped mesh
-    // scenes, of 800–960 particles, would make each session a minute. The tear scene is
-    // left out of both lists: it tears (its strength is on), and a mesh session of it left
-    // 2 crossings after a tear whose next step's fail-safe zone was cut short — the open
-    // limit docs/numerics.md records under "Tearing"; tests/tearing.rs checks tearing. (A
-    // list with it also draws other sessions for the other scenes, and one of those, a
-    // fold at a thickness of 1.8e-5 m with the SLE, left 4 crossings after a whole-cloth
-    // zone: the fail-safe's known limit, not tearing's.)
+    // scenes, of 800–960 particles, would make each session a minute. The tear scene, which
+    // tears, has its sessions among the mesh sessions; it is left out here because a list
+    // with it draws other sessions for the other scenes, and one of those — a fold at a
+    // thickness of 1.8e-5 m with the SLE — left 4 crossings after a whole-cloth zone: the
+    // fail-safe's known limit, not tearing's, and the figures in docs/results.md are of
+    // the sessions without it.
     let grids: Vec<ScenePreset> = ScenePreset::ALL
         .into_iter()
         .filter(|p| !p.is_mesh() && *p != ScenePreset::Tear)
@@ -88,7 +89,7 @@ fn checked_step(
 ) -> Option<StepStats> {
     let n = w.cloth.len();
     let guarded = w.self_collision_with(solver);
-    let clean = guarded && crossings_by(w, -BEYOND_DOUBT) == 0;
+    let clean = guarded && crossings_apart_by(w, -BEYOND_DOUBT) == 0;
     let before = w.cloth.particles.x.clone();
     let result = w.step(solver);
     let p = &w.cloth.particles;
@@ -104,7 +105,7 @@ fn checked_step(
     tally.steps += 1;
     if clean {
         tally.guarded += 1;
-        let c = crossings_by(w, BEYOND_DOUBT);
+        let c = crossings_apart_by(w, BEYOND_DOUBT);
         assert_eq!(
             c,
             0,
@@ -255,7 +256,7 @@ fn random_mesh(rng: &mut ChaCha8Rng) -> TriMesh {
 fn random_mesh_world(rng: &mut ChaCha8Rng, params: &SimParams) -> World {
     let presets: Vec<ScenePreset> = ScenePreset::ALL
         .into_iter()
-        .filter(|&p| p != ScenePreset::CurtainRod && p != ScenePreset::Tear)
+        .filter(|&p| p != ScenePreset::CurtainRod)
         .collect();
     let preset = presets[rng.random_range(0..presets.len())];
     let mut spec = SceneSpec::new(preset, 2, 2);

@@ -135,6 +135,24 @@ pub fn crossings_apart(world: &World) -> usize {
     })
 }
 
+/// [`crossings_by`] over pairs that share no point of the uncut cloth either (as
+/// [`crossings_apart`]).
+pub fn crossings_apart_by(world: &World, margin: f64) -> usize {
+    let t = &world.cloth.topology;
+    let mut edges: Vec<[u32; 2]> = t
+        .triangles
+        .iter()
+        .flat_map(|t| [[t[0], t[1]], [t[1], t[2]], [t[2], t[0]]])
+        .map(|[a, b]| [a.min(b), a.max(b)])
+        .collect();
+    edges.sort_unstable();
+    edges.dedup();
+    count_crossings_where(world, &edges, margin, |e, tri| {
+        let roots = tri.map(|i| t.root(i));
+        !e.iter().any(|&i| roots.contains(&t.root(i)))
+    })
+}
+
 /// The pairs of `edges` and the mesh's triangles that pass through each other.
 fn count_crossings(world: &World, edges: &[[u32; 2]], margin: f64) -> usize {
     count_crossings_where(world, edges, margin, |_, _| true)
