@@ -111,6 +111,11 @@ pub fn crossings(world: &World) -> usize {
 /// edge of the mesh's triangles (the structural constraints and the diagonals), with
 /// [`crosses_by`]'s `margin`.
 pub fn crossings_by(world: &World, margin: f64) -> usize {
+    count_crossings(world, &triangle_edges(world), margin)
+}
+
+/// Every edge of the mesh's triangles once, as (smaller, larger) particle index.
+fn triangle_edges(world: &World) -> Vec<[u32; 2]> {
     let mut edges: Vec<[u32; 2]> = world
         .cloth
         .topology
@@ -121,7 +126,7 @@ pub fn crossings_by(world: &World, margin: f64) -> usize {
         .collect();
     edges.sort_unstable();
     edges.dedup();
-    count_crossings(world, &edges, margin)
+    edges
 }
 
 /// [`crossings`] over pairs that share no point of the uncut cloth either: an edge and a
@@ -139,15 +144,7 @@ pub fn crossings_apart(world: &World) -> usize {
 /// [`crossings_apart`]).
 pub fn crossings_apart_by(world: &World, margin: f64) -> usize {
     let t = &world.cloth.topology;
-    let mut edges: Vec<[u32; 2]> = t
-        .triangles
-        .iter()
-        .flat_map(|t| [[t[0], t[1]], [t[1], t[2]], [t[2], t[0]]])
-        .map(|[a, b]| [a.min(b), a.max(b)])
-        .collect();
-    edges.sort_unstable();
-    edges.dedup();
-    count_crossings_where(world, &edges, margin, |e, tri| {
+    count_crossings_where(world, &triangle_edges(world), margin, |e, tri| {
         let roots = tri.map(|i| t.root(i));
         !e.iter().any(|&i| roots.contains(&t.root(i)))
     })
