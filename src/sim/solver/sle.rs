@@ -234,9 +234,11 @@ impl SleSolver {
     /// then Δv = M⁻¹ Jᵀ λ with A λ = −J v, which zeroes every constraint's relative
     /// velocity up to round-off. For a solver that has no constraint-space factor of its
     /// own (Newton): on a tensioned hanging cloth strips sweeps crawl here (measured in
-    /// docs/numerics.md, "Newton's velocity pass"). `false` (nothing changed) if a
-    /// constraint has collapsed, A is not positive definite, or the solve is no better
-    /// than none (relative residual ≥ 1, or overflowed: [`SleSolver::solve`]).
+    /// docs/numerics.md, "Newton's velocity pass"). Where A is singular (rows that depend
+    /// on each other, as a torn cloth's twin lips from a pinned particle's copies) it is
+    /// factorised again with a little damping. `false` (nothing changed) if a constraint
+    /// has collapsed, A is not positive definite even then, or the solve is no better than
+    /// none (relative residual ≥ 1, or overflowed: [`SleSolver::solve`]).
     pub(crate) fn velocity_exact(&mut self, cloth: &mut Cloth) -> bool {
         self.ensure_pattern(cloth);
         let t = &cloth.topology;
