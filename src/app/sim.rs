@@ -157,6 +157,11 @@ impl SimState {
         params.ball = None;
         params.ground = None;
         params.wind.enabled = false;
+        // Tearing belongs to a scene as the wind does: another preset starts whole (the
+        // tear scene sets its own strength); a reset or a new grid of the same one keeps it.
+        if scene.preset != self.scene.preset {
+            params.tear_strength = None;
+        }
         // Self-collision is on in every scene by default ([`crate::config::SELF_COLLISION`]):
         // a switch the user turned off stays off across scenes, like the other parameters.
         let world = scene.build(params)?;
@@ -304,5 +309,39 @@ fn velocity_and_finish(mut state: ResMut<SimState>) {
             state.paused = true;
             state.prev_x.clone_from(&state.world.cloth.particles.x);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::ScenePreset;
+    use crate::sim::scene::TEAR_SCENE_STRENGTH;
+
+    /// Tearing goes with the scene: the tear scene brings its strength, another preset
+    /// starts whole, and a reset of the same preset keeps what the user set.
+    #[test]
+    fn the_tear_strength_follows_the_scene() {
+        let spec = |p| SceneSpec::new(p, 8, 8);
+        let mut s = SimState::new(
+            spec(ScenePreset::Tear),
+            SimParams::default(),
+            SolverKind::Newton,
+        )
+        .unwrap();
+        assert_eq!(s.world.params.tear_strength, Some(TEAR_SCENE_STRENGTH));
+        s.world.params.tear_strength = Some(10.0);
+        s.rebuild(spec(ScenePreset::Tear)).unwrap();
+        assert_eq!(s.world.params.tear_strength, Some(10.0), "a reset keeps it");
+        s.rebuild(spec(ScenePreset::Hanging)).unwrap();
+        assert_eq!(
+            s.world.params.tear_strength, None,
+            "another scene starts whole"
+        );
+        s.world.params.tear_strength = Some(3.0);
+        s.rebuild(spec(ScenePreset::Hanging)).unwrap();
+        assert_eq!(s.world.params.tear_strength, Some(3.0));
+        s.rebuild(spec(ScenePreset::Tear)).unwrap();
+        assert_eq!(s.world.params.tear_strength, Some(TEAR_SCENE_STRENGTH));
     }
 }
