@@ -406,6 +406,23 @@ pub trait ConstraintImpulses {
     /// constraint's tension impulse. Nothing when impulses are not kept.
     fn record(&mut self, e: usize, j_b: DVec3, xa: DVec3, xb: DVec3);
 
+    /// [`ConstraintImpulses::record`] for a correction given as the velocity changes it
+    /// made, (Δv_a, Δv_b) = (−k_a·J, k_b·J) with the ends' inverse masses `ka`, `kb`: the
+    /// impulse J = (Δv_b − Δv_a)/(k_a + k_b). Nothing for two static ends.
+    fn record_change(
+        &mut self,
+        e: usize,
+        (da, db): (DVec3, DVec3),
+        (ka, kb): (f64, f64),
+        xa: DVec3,
+        xb: DVec3,
+    ) {
+        let w = ka + kb;
+        if w > 0.0 {
+            self.record(e, (db - da) / w, xa, xb);
+        }
+    }
+
     /// Add a tension impulse `j` (N·s, positive pulling the ends together) to constraint
     /// `e`. Nothing when impulses are not kept.
     fn record_tension(&mut self, e: usize, j: f64);

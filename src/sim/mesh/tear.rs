@@ -4,16 +4,19 @@
 //! A cut edge stops joining the two triangles on its sides. Where that splits the fan of
 //! triangles around a particle into pieces — at the cloth's border, or where two cut edges
 //! meet — the particle is duplicated, one copy per piece: the copies start where it is,
-//! with its velocity, and share its mass by their pieces (half by area, half by triangle count), so mass, momentum and
-//! the positions are kept exactly. A cut that does not yet reach the border or another cut
-//! opens nothing (a one-edge slit inside the cloth holds, and stays constrained). An edge
-//! that opens becomes an edge of each lip, and each lip keeps it inextensible — cutting
-//! separates the cloth, it does not make it stretch; the other constraints and the springs
-//! follow the triangles they lie in to the copies (a spring whose ends no longer share a
-//! triangle or two adjacent ones is dropped — the bend springs across the lip). Copies are numbered after the existing particles, so every
+//! with its velocity, and share its mass by their pieces (half by area, half by triangle
+//! count), so mass, momentum and the positions are kept exactly. A cut that does not yet
+//! reach the border or another cut opens nothing (a one-edge slit inside the cloth holds,
+//! and stays constrained). An edge that opens becomes an edge of each lip, and each lip
+//! keeps it inextensible — cutting separates the cloth, it does not make it stretch; the
+//! other constraints and the springs follow the triangles they lie in to the copies (a
+//! spring whose ends no longer share a triangle or two adjacent ones is dropped — the bend
+//! springs across the lip). Copies are numbered after the existing particles, so every
 //! index that was valid stays valid and names the same material point.
+//!
+//! Tearing ([`tear_cuts`]) chooses such cuts from the constraints' tension.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use glam::DVec3;
 
@@ -37,6 +40,17 @@ pub struct Cut {
 
 fn key(a: u32, b: u32) -> (u32, u32) {
     (a.min(b), a.max(b))
+}
+
+/// The triangles around each of `n` particles.
+fn fans(t: &Topology, n: usize) -> Vec<Vec<u32>> {
+    let mut fans: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (k, tri) in t.triangles.iter().enumerate() {
+        for &v in tri {
+            fans[v as usize].push(k as u32);
+        }
+    }
+    fans
 }
 
 /// Find with path halving.
@@ -66,12 +80,7 @@ pub fn cut(cloth: &Cloth, pairs: &[[u32; 2]]) -> Option<(Cloth, Cut)> {
     // Where the edge runs between two triangles, they no longer share it (an edge of one
     // triangle — the border, or an edge cut before — separates nothing). The triangles
     // around every particle, once: the fans split below and the springs' ends.
-    let mut fans: Vec<Vec<u32>> = vec![Vec::new(); n];
-    for (k, tri) in t.triangles.iter().enumerate() {
-        for &v in tri {
-            fans[v as usize].push(k as u32);
-        }
-    }
+    let fans = fans(t, n);
     let x = &cloth.particles.x;
     let area = |k: u32| {
         let [a, b, c] = t.triangles[k as usize].map(|i| x[i as usize]);
@@ -175,10 +184,10 @@ pub fn cut(cloth: &Cloth, pairs: &[[u32; 2]]) -> Option<(Cloth, Cut)> {
     // along a cut are rigid triangles rather than lips free to stretch.
     let mut edges = Vec::with_capacity(t.edges.len());
     let mut rest = Vec::with_capacity(t.rest.len());
-    let mut constrained: HashMap<(u32, u32), f64> = HashMap::new();
+    let mut constrained: HashSet<(u32, u32)> = HashSet::new();
     for (&[a, b], &r) in t.edges.iter().zip(&t.rest) {
         let ts = tri_edges.get(&key(a, b)).map(Vec::as_slice).unwrap_or(&[]);
-        constrained.insert(key(a, b), r);
+        constrained.insert(key(a, b));
         let mut lips: Vec<[u32; 2]> = Vec::new();
         for &k in ts {
             let lip = [at(k, a), at(k, b)];
@@ -196,7 +205,7 @@ pub fn cut(cloth: &Cloth, pairs: &[[u32; 2]]) -> Option<(Cloth, Cut)> {
         }
     }
     for &(a, b) in &cut {
-        if constrained.contains_key(&(a, b)) {
+        if constrained.contains(&(a, b)) {
             continue;
         }
         let ts = &tri_edges[&(a, b)];
@@ -269,12 +278,13 @@ pub fn cut(cloth: &Cloth, pairs: &[[u32; 2]]) -> Option<(Cloth, Cut)> {
     Some((out, report))
 }
 
-/// Most constraints a step breaks. A tear runs as a sequence of breaks, a few per step:
-/// each opens the cloth at one particle, and the load it carried moves to the tips of the
-/// opening, which break in the following steps if they are overloaded too. The cap keeps a
-/// step's rebuild one rebuild and lets the solvers redistribute the load before the next
-/// breaks (a sheet overloaded everywhere tears in a few steps, not in one).
-pub const MAX_BREAKS_PER_STEP: usize = 4;
+/// Most constraints a window of [`TEAR_WINDOW`] breaks (one step, where steps are as long).
+/// A tear runs as a sequence of breaks, a few per window: each opens the cloth at one
+/// particle, and the load it carried moves to the tips of the opening, which break in the
+/// following windows if they are overloaded too. The cap keeps a window's rebuild one
+/// rebuild and lets the solvers redistribute the load before the next breaks (a sheet
+/// overloaded everywhere tears in a few windows, not in one).
+pub const MAX_BREAKS_PER_WINDOW: usize = 4;
 
 /// The time over which a constraint's tension is measured, s: its impulses are summed over
 /// the steps of each window this long (one step where the step is longer) and divided by
@@ -346,12 +356,12 @@ fn split_across(cloth: &Cloth, fans: &[Vec<u32>], v: u32, w: u32) -> Vec<[u32; 2
     out
 }
 
-/// What tearing cuts after a step: for each overloaded constraint (at most
-/// [`MAX_BREAKS_PER_STEP`], most overloaded first), the cut that splits one of its ends
+/// What tearing cuts at the end of a window: for each overloaded constraint (at most
+/// [`MAX_BREAKS_PER_WINDOW`], most overloaded first), the cut that splits one of its ends
 /// across it (`split_across`) — the end that needs fewer cut edges (a particle on the
 /// border or a crack's lip opens with one), the lower index on a tie. A constraint one of
-/// whose ends, or a particle next to them, a stronger break already cut this step waits
-/// for the next step, when the solvers have carried its load again. Returns the pairs to
+/// whose ends, or a particle next to them, a stronger break already cut this window waits
+/// for the next window, when the solvers have carried its load again. Returns the pairs to
 /// cut and the constraints broken. Deterministic: a function of the cloth and the
 /// impulses only.
 pub fn tear_cuts(cloth: &Cloth, impulses: &[f64], h: f64, strength: f64) -> (Vec<[u32; 2]>, usize) {
@@ -360,17 +370,12 @@ pub fn tear_cuts(cloth: &Cloth, impulses: &[f64], h: f64, strength: f64) -> (Vec
     if over.is_empty() {
         return (Vec::new(), 0);
     }
-    let mut fans: Vec<Vec<u32>> = vec![Vec::new(); cloth.len()];
-    for (k, tri) in t.triangles.iter().enumerate() {
-        for &v in tri {
-            fans[v as usize].push(k as u32);
-        }
-    }
+    let fans = fans(t, cloth.len());
     let mut touched: BTreeSet<u32> = BTreeSet::new();
     let mut pairs: Vec<[u32; 2]> = Vec::new();
     let mut broken = 0;
     for e in over {
-        if broken == MAX_BREAKS_PER_STEP {
+        if broken == MAX_BREAKS_PER_WINDOW {
             break;
         }
         let [a, b] = t.edges[e];

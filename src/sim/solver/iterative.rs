@@ -215,8 +215,8 @@ impl Impulses<'_> {
     fn record<K: LinkKernel>(&mut self, l: &K::Link, a: usize, b: usize, da: DVec3, db: DVec3) {
         if self.log.is_some() {
             let (e, ka, kb) = K::edge(l);
-            let j_b = (db - da) / (ka + kb);
-            self.log.record(e, j_b, self.x[a], self.x[b]);
+            self.log
+                .record_change(e, (da, db), (ka, kb), self.x[a], self.x[b]);
         }
     }
 }

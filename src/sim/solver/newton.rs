@@ -418,9 +418,9 @@ impl NewtonSolver {
     /// velocities are left as they were: only the starting point changes.
     fn predict(&mut self, ctx: &mut StepCtx<'_>) {
         self.saved_v.clone_from(&ctx.cloth.particles.v);
-        // The predictor's sweeps only find a starting point: the impulses they record are
-        // undone with the velocities.
-        let log = ctx.cloth.impulses.clone();
+        // The predictor's sweeps only find a starting point, undone with the velocities:
+        // they record no impulses.
+        let log = ctx.cloth.impulses.take();
         let now = StepMark::of(ctx);
         let next = self.last_step.is_some_and(|m| m.precedes(now));
         if next && self.last_shift.len() == ctx.cloth.len() {

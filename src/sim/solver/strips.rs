@@ -337,11 +337,8 @@ fn record(log: &mut Option<Vec<f64>>, links: &[StripLink], out: &[(u32, DVec3)],
         return;
     }
     for (l, d) in links.iter().zip(out.chunks_exact(2)) {
-        let w = l.ka + l.kb;
-        if w > 0.0 {
-            let j_b = (d[1].1 - d[0].1) / w;
-            log.record(l.e as usize, j_b, x[l.a as usize], x[l.b as usize]);
-        }
+        let (xa, xb) = (x[l.a as usize], x[l.b as usize]);
+        log.record_change(l.e as usize, (d[0].1, d[1].1), (l.ka, l.kb), xa, xb);
     }
 }
 
