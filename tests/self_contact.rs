@@ -603,6 +603,58 @@ fn turned_on_over_a_tangled_cloth_it_steps_safely_and_reports_the_crossings() {
     );
 }
 
+/// Switched on over the fold made without it (the scene's own drag lays the corner through
+/// the sheet), the layers pressed through each other keep every contact round short: the
+/// rounds stop once they have cost the step's own pass twice over
+/// ([`impulse_cloth::sim::ROUND_WORK`]), so a step's Newton steps stay within three
+/// passes' worth (102 at most, measured). Without the bound the rounds ran to their cap of
+/// 16 (228 Newton steps here; at 30×30 880 and 7 s a step). The cloth stays within the tolerance
+/// and the crossings it started with do not grow.
+#[test]
+fn turned_on_over_a_tangled_fold_its_contact_rounds_stay_bounded() {
+    let (mut world, substeps) = app_scene(ScenePreset::Fold, 20, SolverKind::Newton);
+    world.params.self_collision = false;
+    let drags = ScenePreset::Fold.script(&world).into_iter().collect();
+    let mut script = DragScript::new(drags, world.cloth.len()).unwrap();
+    let mut s = SolverKind::Newton.create();
+    let mut frames = 0;
+    while frames < 120 || crossings(&world) == 0 {
+        for _ in 0..substeps {
+            script.before_step(&mut world).unwrap();
+            world.step(s.as_mut()).unwrap();
+        }
+        frames += 1;
+        assert!(frames < 600, "the fold never crossed itself without self-collision");
+    }
+    let start = crossings(&world);
+    world.params.self_collision = true;
+    let cap = world.params.newton_max_steps;
+    let (mut cut, mut most) = (0, 0);
+    for f in 0..6 {
+        script.before_step(&mut world).unwrap();
+        let st = world
+            .step(s.as_mut())
+            .unwrap_or_else(|e| panic!("frame {f} after turning it on: {e}"));
+        most = most.max(st.position_iterations);
+        cut += u32::from(st.contact_rounds_cut);
+        assert!(
+            st.position_iterations <= 3 * cap,
+            "frame {f}: {} Newton steps in {} contact rounds",
+            st.position_iterations,
+            st.contact_rounds
+        );
+        let strain = max_strain(&world);
+        assert!(
+            strain <= world.params.tolerance * (1.0 + 1e-6),
+            "frame {f}: strain {strain:e}"
+        );
+        let now = crossings(&world);
+        assert!(now <= start, "frame {f}: {now} crossings, {start} at the switch");
+    }
+    assert!(cut > 0, "no step needed the bound (the test no longer tests it)");
+    eprintln!("{start} crossings at the switch; at most {most} Newton steps a step, {cut} cut");
+}
+
 /// The gather's queries run on the pool's threads in chunks joined in order: the pile,
 /// folding onto itself, takes bit for bit the same path on one thread and on two.
 #[test]

@@ -809,6 +809,15 @@ fn first_non_finite(p: &Particles) -> Option<(&'static str, usize)> {
 /// "Contact inside the solve"). Each round is a whole pass, so they are few.
 pub const MAX_CONTACT_ROUNDS: u32 = 16;
 
+/// Most position work (Newton steps, SLE solves or sweeps) a step's contact rounds may take
+/// together, as a multiple of the work of the pass before them (`contact_rounds`), once two
+/// rounds have run: a round re-runs a whole pass, and on layers pressed through each other
+/// (self-collision switched on over a fold made without it) every round ran 45–60 Newton
+/// steps and 2 200 polish sweeps to the 16-round cap, 7 s a step at 30×30. Where contact
+/// rounds resolve what they are for, two cost less than this (docs/numerics.md, "Contact
+/// rounds: a bound on their work").
+pub const ROUND_WORK: u32 = 2;
+
 impl World {
     /// What a solver phase of the step in progress sees; `self_on` gives it the
     /// self-contact rows.
@@ -1011,6 +1020,8 @@ impl World {
     /// two capped passes. The solvers keep their caches across the rounds of
     /// one step; iteration counts add up over the rounds.
     fn contact_rounds(&mut self, solver: &mut dyn Solver, self_on: bool) {
+        // The step's position work before the rounds (Newton steps, SLE solves or sweeps).
+        let first = self.current.as_ref().map_or(0, |s| s.position_iterations);
         for _ in 0..MAX_CONTACT_ROUNDS {
             if self_on {
                 self.detect_self_contacts();
@@ -1031,6 +1042,14 @@ impl World {
             if capped && s.contact_rounds > 0 {
                 // Two passes in a row ran to their cap: a third would too. The fail-safe
                 // and the colliders' projection after integration hold what is left.
+                s.contact_rounds_cut = true;
+                return;
+            }
+            if s.contact_rounds >= 2
+                && s.position_iterations.saturating_sub(first) > ROUND_WORK * first.max(1)
+            {
+                // The rounds have cost the step's own pass twice over: the layers they keep
+                // pressing apart are the fail-safe's to hold.
                 s.contact_rounds_cut = true;
                 return;
             }
