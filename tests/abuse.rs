@@ -361,8 +361,8 @@ impl Tally {
         eprintln!(
             "{label}: {} steps, {} from a clean state with self-collision on; zones in {} \
              steps (largest {:.0} % of the cloth; the whole cloth, on a clean state, in {}, \
-             frozen in {}), left stretched in {}; contact rounds stopped after two capped \
-             passes in {}; at most {:.1} rows a particle, {} iterations, {} merge rounds in a \
+             frozen in {}), left stretched in {}; contact rounds cut short (two capped passes \
+             or their work bound) in {}; at most {:.1} rows a particle, {} iterations, {} merge rounds in a \
              step; {} of {sessions} sessions back within {RECOVERY_TOLERANCE:e} after \
              {RECOVERY_STEPS} Newton steps",
             self.steps,
