@@ -79,17 +79,37 @@ pub fn crosses(p: DVec3, q: DVec3, a: DVec3, b: DVec3, c: DVec3) -> bool {
     crosses_by(p, q, a, b, c, 0.0)
 }
 
-/// [`crosses`] with the line's sides of the triangle's three edges compared against
-/// `margin` (relative, like the plane test's 1e-9): positive, the line must pass through
-/// the triangle's interior by that much (a crossing beyond doubt); negative, a line that
-/// passes within it of the boundary counts too (a state clean beyond doubt has none).
+/// [`crosses`] with the line's sides of the triangle's three edges, and the ends' sides of
+/// its plane, compared against `margin` (relative, added to the plane test's 1e-9):
+/// positive, the segment must pass through the plane and the triangle's interior by that
+/// much (a crossing beyond doubt); negative, one that passes within it of the boundary or
+/// ends within it of the plane counts too (a state clean beyond doubt has none).
 /// A line through a triangle's edge is where round-off decides, and two counters may
 /// decide it differently.
 pub fn crosses_by(p: DVec3, q: DVec3, a: DVec3, b: DVec3, c: DVec3, margin: f64) -> bool {
     let vol = |u: DVec3, v: DVec3, w: DVec3, x: DVec3| (v - u).cross(w - u).dot(x - u);
+    let scale = (b - a).cross(c - a).length() * p.distance(q);
+    // What round-off may do to a volume: the coordinates' own (their magnitude times
+    // f64's epsilon, a few times over) times two lengths. Far from the origin it is not
+    // small: a cloth flung 800 m away, moved rigidly, changed a sliver triangle's volumes
+    // (two corners 9e-7 m apart) by 1e-8 of their scale, and four "crossings" appeared.
+    let magnitude = [p, q, a, b, c]
+        .iter()
+        .map(|v| v.abs().max_element())
+        .fold(0.0, f64::max);
+    let length = [b - a, c - a, q - p, p - a]
+        .iter()
+        .map(|v| v.length())
+        .fold(0.0, f64::max);
+    let noise = 64.0 * f64::EPSILON * magnitude * length * length;
+    // Beyond doubt (margin > 0) a volume must clear the margin and the noise; clean beyond
+    // doubt (margin < 0), one within either may count.
+    let doubt = if margin > 0.0 { noise } else { -noise };
     let sp = vol(a, b, c, p);
     let sq = vol(a, b, c, q);
-    let eps = 1e-9 * (b - a).cross(c - a).length() * p.distance(q);
+    // (Never below zero for the plane: an edge lying in a flat region's plane is no
+    // crossing, or no cloth lying flat would ever be clean.)
+    let eps = ((1e-9 + margin).max(0.0) * scale + doubt).max(0.0);
     if !((sp > eps && sq < -eps) || (sp < -eps && sq > eps)) {
         return false;
     }
@@ -97,7 +117,7 @@ pub fn crosses_by(p: DVec3, q: DVec3, a: DVec3, b: DVec3, c: DVec3, margin: f64)
     let s1 = vol(p, q, a, b);
     let s2 = vol(p, q, b, c);
     let s3 = vol(p, q, c, a);
-    let m = margin * (b - a).cross(c - a).length() * p.distance(q);
+    let m = margin * scale + doubt;
     (s1 >= m && s2 >= m && s3 >= m) || (s1 <= -m && s2 <= -m && s3 <= -m)
 }
 
