@@ -624,7 +624,10 @@ fn turned_on_over_a_tangled_fold_its_contact_rounds_stay_bounded() {
             world.step(s.as_mut()).unwrap();
         }
         frames += 1;
-        assert!(frames < 600, "the fold never crossed itself without self-collision");
+        assert!(
+            frames < 600,
+            "the fold never crossed itself without self-collision"
+        );
     }
     let start = crossings(&world);
     world.params.self_collision = true;
@@ -649,9 +652,15 @@ fn turned_on_over_a_tangled_fold_its_contact_rounds_stay_bounded() {
             "frame {f}: strain {strain:e}"
         );
         let now = crossings(&world);
-        assert!(now <= start, "frame {f}: {now} crossings, {start} at the switch");
+        assert!(
+            now <= start,
+            "frame {f}: {now} crossings, {start} at the switch"
+        );
     }
-    assert!(cut > 0, "no step needed the bound (the test no longer tests it)");
+    assert!(
+        cut > 0,
+        "no step needed the bound (the test no longer tests it)"
+    );
     eprintln!("{start} crossings at the switch; at most {most} Newton steps a step, {cut} cut");
 }
 
