@@ -118,8 +118,9 @@ pub struct StepStats {
     /// ([`crate::sim::MAX_CONTACT_ROUNDS`]); 0 without contact.
     pub contact_rounds: u32,
     /// The contact rounds stopped early: a round's pass ran to its cap after a capped
-    /// pass, or the rounds' passes cost more than [`crate::sim::ROUND_WORK`] times the
-    /// step's own ([`crate::sim::World`]'s contact rounds).
+    /// pass, or the rounds' passes (the last within the tolerance) cost more than
+    /// [`crate::sim::ROUND_WORK`] times the step's own ([`crate::sim::World`]'s contact
+    /// rounds).
     pub contact_rounds_cut: bool,
     /// Sweeps or solves of the velocity pass.
     pub velocity_iterations: u32,
