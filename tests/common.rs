@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use glam::DVec3;
-use impulse_cloth::sim::{PinSpec, ScenePreset, SceneSpec, SimParams, SolverKind, World};
+use impulse_cloth::sim::{PinSpec, ScenePreset, SceneSpec, SimParams, SolverKind, Topology, World};
 
 /// The 004 §4 scene at `n`×`n`, with pins moved inward by `slack`.
 pub fn hanging(n: usize, slack: f64, params: SimParams) -> World {
@@ -154,10 +154,7 @@ fn triangle_edges(world: &World) -> Vec<[u32; 2]> {
 /// (`Topology::root`), as self-contact leaves them out.
 pub fn crossings_apart(world: &World) -> usize {
     let t = &world.cloth.topology;
-    count_crossings_where(world, &t.edges, 0.0, |e, tri| {
-        let roots = tri.map(|i| t.root(i));
-        !e.iter().any(|&i| roots.contains(&t.root(i)))
-    })
+    count_crossings_where(world, &t.edges, 0.0, |e, tri| apart(t, e, tri))
 }
 
 /// [`crossings_by`] over pairs that share no point of the uncut cloth either (as
@@ -165,9 +162,15 @@ pub fn crossings_apart(world: &World) -> usize {
 pub fn crossings_apart_by(world: &World, margin: f64) -> usize {
     let t = &world.cloth.topology;
     count_crossings_where(world, &triangle_edges(world), margin, |e, tri| {
-        let roots = tri.map(|i| t.root(i));
-        !e.iter().any(|&i| roots.contains(&t.root(i)))
+        apart(t, e, tri)
     })
+}
+
+/// Whether edge `e` and triangle `tri` share no particle of the uncut cloth
+/// (`Topology::root`).
+fn apart(t: &Topology, e: &[u32; 2], tri: &[u32; 3]) -> bool {
+    let roots = tri.map(|i| t.root(i));
+    !e.iter().any(|&i| roots.contains(&t.root(i)))
 }
 
 /// The pairs of `edges` and the mesh's triangles that pass through each other.

@@ -811,11 +811,11 @@ pub const MAX_CONTACT_ROUNDS: u32 = 16;
 
 /// Most position work (Newton steps, SLE solves or sweeps) a step's contact rounds may take
 /// together, as a multiple of the work of the pass before them (`contact_rounds`), once two
-/// rounds have run and the last met the tolerance: a round re-runs a whole pass, and on layers pressed through each other
-/// (self-collision switched on over a fold made without it) every round ran 45–60 Newton
-/// steps and 2 200 polish sweeps to the 16-round cap, 7 s a step at 30×30. Where contact
-/// rounds resolve what they are for, two cost less than this (docs/numerics.md, "Contact
-/// rounds: a bound on their work").
+/// rounds have run and the last met the tolerance: a round re-runs a whole pass, and on
+/// layers pressed through each other (self-collision switched on over a fold made without
+/// it) every round ran 45–60 Newton steps and 2 200 polish sweeps to the 16-round cap, 7 s
+/// a step at 30×30. Where contact rounds resolve what they are for, two cost less than this
+/// (docs/numerics.md, "Contact rounds: a bound on their work").
 pub const ROUND_WORK: u32 = 2;
 
 impl World {
@@ -1016,9 +1016,10 @@ impl World {
     /// put back on its rod) and the pass runs again from there — a block Gauss–Seidel
     /// between the contact set and the distance constraints, at most
     /// [`MAX_CONTACT_ROUNDS`] times, and no more once a round's pass ran to its cap after
-    /// a capped pass ([`StepStats::contact_rounds_cut`]): a step's work stays within about
-    /// two capped passes. The solvers keep their caches across the rounds of
-    /// one step; iteration counts add up over the rounds.
+    /// a capped pass, or once two rounds, the last within the tolerance, have cost more
+    /// than [`ROUND_WORK`] times the work before them ([`StepStats::contact_rounds_cut`]):
+    /// a step's work stays within about two capped passes. The solvers keep their caches
+    /// across the rounds of one step; iteration counts add up over the rounds.
     fn contact_rounds(&mut self, solver: &mut dyn Solver, self_on: bool) {
         // The step's position work before the rounds (Newton steps, SLE solves or sweeps).
         let first = self.current.as_ref().map_or(0, |s| s.position_iterations);
