@@ -18,7 +18,7 @@
 
 mod common;
 
-use common::crossings_apart_by;
+use common::crossings_by;
 
 /// How far inside a triangle (relative) a line must pass to count as a crossing after a
 /// step, and how far outside every triangle the lines of a state must pass for it to be
@@ -90,7 +90,7 @@ fn checked_step(
 ) -> Option<StepStats> {
     let n = w.cloth.len();
     let guarded = w.self_collision_with(solver);
-    let clean = guarded && crossings_apart_by(w, -BEYOND_DOUBT) == 0;
+    let clean = guarded && crossings_by(w, -BEYOND_DOUBT) == 0;
     let before = w.cloth.particles.x.clone();
     let result = w.step(solver);
     let p = &w.cloth.particles;
@@ -106,7 +106,7 @@ fn checked_step(
     tally.steps += 1;
     if clean {
         tally.guarded += 1;
-        let c = crossings_apart_by(w, BEYOND_DOUBT);
+        let c = crossings_by(w, BEYOND_DOUBT);
         assert_eq!(
             c,
             0,

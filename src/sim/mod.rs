@@ -894,7 +894,8 @@ impl World {
             cut_short = true;
             break fs;
         };
-        let crossings = self.selfc.check_crossings(&self.cloth.particles.x);
+        let x = &self.cloth.particles.x;
+        let crossings = self.selfc.check_crossings(x) + self.selfc.check_lips(x);
         let held = self.grab.map(|g| g.particle as u32);
         self.hand_slowed |= held.is_some_and(|i| self.selfc.zoned(i));
         self.hand_rows = held.is_some_and(|i| self.selfc.in_row(i));

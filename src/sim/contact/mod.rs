@@ -51,11 +51,31 @@ use super::kernels;
 use broad::{Aabb, HashGrid};
 use narrow::{PairKind, Swept};
 pub use set::{SelfRow, SelfRows};
-pub use surface::Surface;
+pub use surface::{Shared, Surface};
 use zones::Zones;
 
 /// How close (as a multiple of the thickness) a pair must come in a step to get a row.
 pub const DETECT_REACH: f64 = 1.5;
+
+/// How far apart (as a fraction of the gap) the two copies of a particle split by a cut
+/// must be before the pairs they join are tested as features apart ([`Shared::Copies`]).
+///
+/// The lips of a cut or a tear start on each other, so the pairs between them start
+/// touching: tested as any pair, each would be a contact of unknown normal and an impact
+/// zone at once (that froze a whole cut sheet); never tested, a lip slid over the other
+/// and through it in the step after a tear (up to 33 crossing pairs in the 30×30 tear
+/// scene). So, between copies `a` and `b` closer than this at the step's start, every
+/// edge at `a` and triangle at `b` ([`Surface::lips`]) gets a row over the two copies
+/// alone (`n · (a − b) ≥` twice this), along the direction that keeps the edge out of the
+/// triangle to first order ([`lip_normal`]), and the pairs they join get neither rows nor
+/// the fail-safe; beyond it, a pair gets the rows and the fail-safe of any pair, with a
+/// gap of half the copies' distance at the step's start (at most the thickness), which
+/// the pair already has, so never a push the lips did not ask for. An (edge, triangle)
+/// pair of the lips that crosses anyway is found at the step's end
+/// ([`SelfContact::check_lips`]) and left out of the rows and the fail-safe until it no
+/// longer crosses, as a tangled particle is, but alone: the pairs around it that share
+/// no copy stay guarded, so the crossing cannot spread beyond the lips.
+pub const LIP_OPEN: f64 = 0.1;
 
 /// Distance at which the fail-safe counts two features as touching (m).
 pub const TOUCH: f64 = 1e-7;
@@ -107,6 +127,8 @@ struct Candidate {
     key: u64,
     d0: f64,
     rowed: bool,
+    /// Its features are joined by copies of one particle ([`Shared::Copies`]).
+    lip: bool,
 }
 
 /// Self-contact state of a world: the surface, the step's rows, and scratch.
@@ -152,6 +174,13 @@ pub struct SelfContact {
     zoned: Vec<bool>,
     /// Gathers since the step began.
     gathers: u32,
+    /// The gap of the last detection (m): the capped thickness.
+    gap: f64,
+    /// The particles of each (edge, triangle) pair of the lips that crossed at the end of
+    /// the last step ([`SelfContact::check_lips`]).
+    lips_crossed: Vec<[u32; 5]>,
+    /// Whether this step's rows between copies still together are made.
+    lip_rows: bool,
 }
 
 impl SelfContact {
@@ -193,10 +222,12 @@ impl SelfContact {
         self.rows.clear();
         self.keys.clear();
         self.stale = true;
+        self.lip_rows = false;
     }
 
     /// Forget the rows (self-collision off).
     pub fn clear(&mut self) {
+        self.lips_crossed.clear();
         self.rows.clear();
         self.zoned.clear();
         self.keys.clear();
@@ -212,7 +243,6 @@ impl SelfContact {
         SelfRows {
             rows: &self.rows,
             thickness,
-            slop: set::SLOP * thickness,
         }
     }
 
@@ -330,9 +360,11 @@ impl SelfContact {
         gather_in_order(&s.triangles, out, |t, tri, found| {
             let q = merge(merge(swept(tri[0]), swept(tri[1])), swept(tri[2])).inflate(inflate);
             grid.query(&q, |v| {
-                if s.vertex_in_triangle(v, *tri) {
-                    return;
-                }
+                let lip = match s.shared(&[v], tri) {
+                    Shared::Particle => return,
+                    Shared::Copies => true,
+                    Shared::Nothing => false,
+                };
                 let p = [v, tri[0], tri[1], tri[2]];
                 let kind = PairKind::VertexTriangle;
                 if let Some(d0) = within(kind, &p) {
@@ -342,6 +374,7 @@ impl SelfContact {
                         key: (u64::from(v) << 32) | t as u64,
                         d0,
                         rowed: false,
+                        lip,
                     });
                 }
             });
@@ -359,9 +392,11 @@ impl SelfContact {
                     return;
                 }
                 let f = s.edges[j as usize];
-                if s.edges_share(*e, f) {
-                    return;
-                }
+                let lip = match s.shared(e, &f) {
+                    Shared::Particle => return,
+                    Shared::Copies => true,
+                    Shared::Nothing => false,
+                };
                 let p = [e[0], e[1], f[0], f[1]];
                 let kind = PairKind::EdgeEdge;
                 if let Some(d0) = within(kind, &p) {
@@ -371,6 +406,7 @@ impl SelfContact {
                         key: (1 << 63) | ((i as u64) << 32) | u64::from(j),
                         d0,
                         rowed: false,
+                        lip,
                     });
                 }
             });
@@ -382,17 +418,34 @@ impl SelfContact {
     /// added.
     pub fn detect(&mut self, x1: &[DVec3], inv_mass: &[f64], thickness: f64) -> usize {
         let gap = self.thickness(thickness);
+        self.gap = gap;
         let reach = DETECT_REACH * gap;
         self.thickness_hint = reach;
         self.ensure_candidates(x1, inv_mass, reach);
         let mut added = 0;
+        if !self.lip_rows {
+            self.lip_rows = true;
+            added += self.lip_rows(inv_mass, gap);
+        }
         for ci in 0..self.candidates.len() {
             let c = self.candidates[ci];
-            if c.d0 > reach && c.d0 - self.motion_bound(&c, x1) > reach {
-                // Too far apart for the step's motion to bring them within reach.
+            if c.rowed {
                 continue;
             }
-            if c.rowed {
+            // A pair on the two lips of a cut keeps a gap it has ([`LIP_OPEN`]).
+            let (gap, reach) = if c.lip {
+                let opening = self.opening(&c);
+                if opening < LIP_OPEN * gap || self.lip_crossed(&c.p) {
+                    self.candidates[ci].rowed = true;
+                    continue;
+                }
+                let g = gap.min(0.5 * opening);
+                (g, DETECT_REACH * g)
+            } else {
+                (gap, reach)
+            };
+            if c.d0 > reach && c.d0 - self.motion_bound(&c, x1) > reach {
+                // Too far apart for the step's motion to bring them within reach.
                 continue;
             }
             let s = self.swept(&c.p, x1);
@@ -405,12 +458,96 @@ impl SelfContact {
             // Found once a step: a pair that needs no row is not tested again.
             self.keys.insert(c.key);
             self.candidates[ci].rowed = true;
-            if let Some(row) = make_row(c.kind, c.p, &s, t) {
+            if let Some(row) = make_row(c.kind, c.p, &s, t, gap, c.lip) {
                 self.rows.push(row);
                 added += 1;
             }
         }
         added
+    }
+
+    /// How far apart at the step's start the copies are that join a lip pair's features
+    /// ([`Surface::opening`]).
+    fn opening(&self, c: &Candidate) -> f64 {
+        let (a, b) = match c.kind {
+            PairKind::VertexTriangle => c.p.split_at(1),
+            PairKind::EdgeEdge => c.p.split_at(2),
+        };
+        self.surface.opening(a, b, &self.x0)
+    }
+
+    /// Rows between the copies of a particle still together at the step's start
+    /// ([`LIP_OPEN`]): for each edge at one and triangle at the other that do not cross,
+    /// `n · (a − b) ≥ 2 × LIP_OPEN × gap` with `n` from [`lip_normal`] at the step's
+    /// start. Returns how many were added.
+    fn lip_rows(&mut self, inv_mass: &[f64], gap: f64) -> usize {
+        let together = LIP_OPEN * gap;
+        let x0 = &self.x0;
+        let mut added = 0;
+        for l in &self.surface.lips {
+            let (a, b) = (l.a as usize, l.b as usize);
+            if x0[a].distance(x0[b]) >= together || inv_mass[a] + inv_mass[b] == 0.0 {
+                continue;
+            }
+            if self.lips_crossed.contains(&lip_particles(l)) {
+                continue;
+            }
+            let q = if l.edge[0] == l.a {
+                l.edge[1]
+            } else {
+                l.edge[0]
+            };
+            let k = l.tri.iter().position(|&i| i == l.b).unwrap_or(0);
+            let (r, t) = (l.tri[(k + 1) % 3], l.tri[(k + 2) % 3]);
+            let at = |i: u32| x0[i as usize] - x0[b];
+            let Some(n) = lip_normal(x0[q as usize] - x0[a], at(r), at(t)) else {
+                continue;
+            };
+            self.rows.push(SelfRow {
+                p: [l.a, l.b, l.b, l.b],
+                w: [1.0, -1.0, 0.0, 0.0],
+                n,
+                gap: 2.0 * together,
+            });
+            added += 1;
+        }
+        added
+    }
+
+    /// Whether a lip pair's particles all belong to an (edge, triangle) pair of the lips
+    /// that crossed at the end of the last step.
+    fn lip_crossed(&self, p: &[u32; 4]) -> bool {
+        self.lips_crossed
+            .iter()
+            .any(|set| p.iter().all(|i| set.contains(i)))
+    }
+
+    /// Find the (edge, triangle) pairs of the lips that cross at `x`, the step's end,
+    /// among those the fail-safe did not guard — their copies together at the step's
+    /// start — and those that crossed before ([`LIP_OPEN`]); returns how many cross.
+    pub fn check_lips(&mut self, x: &[DVec3]) -> usize {
+        let together = LIP_OPEN * self.gap;
+        let mut crossed: Vec<[u32; 5]> = Vec::new();
+        let s = &self.surface;
+        if x.len() != s.particles || self.x0.len() != x.len() {
+            self.lips_crossed.clear();
+            return 0;
+        }
+        for l in &s.lips {
+            let set = lip_particles(l);
+            let unguarded = self.x0[l.a as usize].distance(self.x0[l.b as usize]) < together
+                || self.lips_crossed.contains(&set);
+            if !unguarded || crossed.contains(&set) {
+                continue;
+            }
+            let [a, b, c] = l.tri.map(|i| x[i as usize]);
+            let (p, q) = (x[l.edge[0] as usize], x[l.edge[1] as usize]);
+            if narrow::segment_crosses_triangle(p, q, a, b, c) {
+                crossed.push(set);
+            }
+        }
+        self.lips_crossed = crossed;
+        self.lips_crossed.len()
     }
 
     /// [`PairKind::motion_bound`] of a candidate moving from the step's start to `x1`.
@@ -486,6 +623,10 @@ impl SelfContact {
             for ci in 0..self.candidates.len() {
                 let c = self.candidates[ci];
                 if !c.p.iter().any(|&i| changed[i as usize]) {
+                    continue;
+                }
+                if c.lip && (self.opening(&c) < LIP_OPEN * self.gap || self.lip_crossed(&c.p)) {
+                    // Lips still on each other, or crossed: [`LIP_OPEN`].
                     continue;
                 }
                 if c.d0 - self.motion_bound(&c, x) > TOUCH {
@@ -719,7 +860,8 @@ impl SelfContact {
             let tangled = &mut self.tangled;
             self.tri_grid.query(&b, |t| {
                 let tri = s.triangles[t as usize];
-                if s.edge_touches_triangle(*e, tri) {
+                if s.shared(e, &tri) != Shared::Nothing {
+                    // Pairs of the lips are counted on their own ([`LIP_OPEN`]).
                     return;
                 }
                 let [a, b, c] = tri.map(|i| x[i as usize]);
@@ -784,6 +926,52 @@ fn stray(x: &[DVec3], reference: &[DVec3]) -> f64 {
         .sqrt()
 }
 
+/// The particles of an (edge, triangle) pair of the lips, sorted.
+fn lip_particles(l: &surface::LipPair) -> [u32; 5] {
+    let mut p = [l.edge[0], l.edge[1], l.tri[0], l.tri[1], l.tri[2]];
+    p.sort_unstable();
+    p
+}
+
+/// The direction `n` along which moving an edge's end away from a triangle's corner
+/// (the two copies of a particle, [`LIP_OPEN`]) keeps the edge out of the triangle to
+/// first order: the edge leaves the end along `u`, the triangle the corner along `v` and
+/// `w`, and the edge passes through the triangle exactly when the end's offset from the
+/// corner lies in the cone of `v`, `w` and `−u`. The `n` that best separates that cone
+/// (n·u ≥ m, n·v ≤ −m, n·w ≤ −m, m largest) is the direction of the point of the triangle
+/// (u, −v, −w) nearest the origin; where that is the origin — the edge along one of the
+/// triangle's sides, as between the two lips of one cut edge — the separating direction
+/// with m = 0 square to that side, if there is one.
+pub fn lip_normal(u: DVec3, v: DVec3, w: DVec3) -> Option<DVec3> {
+    let g = [
+        u.normalize_or_zero(),
+        -v.normalize_or_zero(),
+        -w.normalize_or_zero(),
+    ];
+    if g.contains(&DVec3::ZERO) {
+        return None;
+    }
+    let margin = |n: DVec3| g.iter().map(|x| n.dot(*x)).fold(f64::INFINITY, f64::min);
+    let (c, _) = narrow::closest_on_triangle(DVec3::ZERO, g[0], g[1], g[2]);
+    if c.is_finite() && c.length() > 1e-6 {
+        return Some(c.normalize());
+    }
+    let mut best: Option<(f64, DVec3)> = None;
+    for i in 0..3 {
+        for k in 0..3 {
+            if k == i {
+                continue;
+            }
+            let n = (g[k] - g[i] * g[k].dot(g[i])).normalize_or_zero();
+            let m = margin(n);
+            if n != DVec3::ZERO && m >= -1e-9 && best.is_none_or(|(b, _)| m > b) {
+                best = Some((m, n));
+            }
+        }
+    }
+    best.map(|(_, n)| n)
+}
+
 /// The row of a pair found at time `t` of its swept motion `s`: the closest points of the
 /// two features at the step's start and the direction between them (Bridson et al. 2002's
 /// proximity normal: a separating direction of the state the step starts from, which is
@@ -791,7 +979,18 @@ fn stray(x: &[DVec3], reference: &[DVec3]) -> f64 {
 /// it has not crossed. Only where the features touch at the start does the row take the
 /// normal of the plane the four points share at `t`, turned to the side the first feature
 /// started on.
-fn make_row(kind: PairKind, p: [u32; 4], s: &Swept, t: f64) -> Option<SelfRow> {
+///
+/// `lip`: a pair of the lips of a cut ([`LIP_OPEN`]) gets an edge–edge row wherever its
+/// closest points lie, since the vertex–triangle pair that would keep it apart may be one
+/// of copies still together, which has none.
+fn make_row(
+    kind: PairKind,
+    p: [u32; 4],
+    s: &Swept,
+    t: f64,
+    gap: f64,
+    lip: bool,
+) -> Option<SelfRow> {
     let x0 = &s.x0;
     let weights = |x: &[DVec3; 4]| match kind {
         PairKind::VertexTriangle => {
@@ -806,7 +1005,7 @@ fn make_row(kind: PairKind, p: [u32; 4], s: &Swept, t: f64) -> Option<SelfRow> {
     let sep = |w: &[f64; 4], x: &[DVec3; 4]| -> DVec3 { (0..4).map(|k| x[k] * w[k]).sum() };
     let w = weights(x0);
     let d = sep(&w, x0);
-    if kind == PairKind::EdgeEdge && d.length() > 1e-9 && w.contains(&0.0) {
+    if kind == PairKind::EdgeEdge && d.length() > 1e-9 && w.contains(&0.0) && !lip {
         // The closest points are an end of an edge: that particle is at least as close to
         // a triangle the other edge bounds, whose vertex–triangle row keeps the pair
         // apart. Only edges whose closest points lie inside both (edges crossing at an
@@ -816,7 +1015,7 @@ fn make_row(kind: PairKind, p: [u32; 4], s: &Swept, t: f64) -> Option<SelfRow> {
     }
     if d.length() > 1e-9 {
         let n = d.normalize();
-        return n.is_finite().then_some(SelfRow { p, w, n });
+        return n.is_finite().then_some(SelfRow { p, w, n, gap });
     }
     let at: [DVec3; 4] = std::array::from_fn(|k| x0[k].lerp(s.x1[k], t));
     let plane = match kind {
@@ -825,7 +1024,7 @@ fn make_row(kind: PairKind, p: [u32; 4], s: &Swept, t: f64) -> Option<SelfRow> {
     };
     let n = plane.normalize_or_zero();
     let n = if n.dot(d) < 0.0 { -n } else { n };
-    (n != DVec3::ZERO && n.is_finite()).then_some(SelfRow { p, w, n })
+    (n != DVec3::ZERO && n.is_finite()).then_some(SelfRow { p, w, n, gap })
 }
 
 #[cfg(test)]
@@ -848,8 +1047,15 @@ mod tests {
             v(0.0, 0.0, -1.0),
             v(0.0, 0.0, 1.0),
         ];
-        let row = make_row(PairKind::EdgeEdge, [0, 1, 2, 3], &still(crossing), 0.0)
-            .expect("crossing edges get a row");
+        let row = make_row(
+            PairKind::EdgeEdge,
+            [0, 1, 2, 3],
+            &still(crossing),
+            0.0,
+            0.004,
+            false,
+        )
+        .expect("crossing edges get a row");
         assert!((row.n - DVec3::Y).length() < 1e-12);
         assert!(row.w.iter().all(|&w| w != 0.0));
         assert!(row.w.iter().sum::<f64>().abs() < 1e-12);
@@ -860,7 +1066,17 @@ mod tests {
             v(0.0, 0.0, 1.0),
         ];
         // Its end (0, 0.003, 0) is the closest point: no edge–edge row.
-        assert!(make_row(PairKind::EdgeEdge, [0, 1, 2, 3], &still(end_on), 0.0).is_none());
+        assert!(
+            make_row(
+                PairKind::EdgeEdge,
+                [0, 1, 2, 3],
+                &still(end_on),
+                0.0,
+                0.004,
+                false
+            )
+            .is_none()
+        );
         // A vertex over a triangle keeps its row.
         let over = [
             v(0.2, 0.003, 0.2),
@@ -868,6 +1084,72 @@ mod tests {
             v(1.0, 0.0, 0.0),
             v(0.0, 0.0, 1.0),
         ];
-        assert!(make_row(PairKind::VertexTriangle, [0, 1, 2, 3], &still(over), 0.0).is_some());
+        assert!(
+            make_row(
+                PairKind::VertexTriangle,
+                [0, 1, 2, 3],
+                &still(over),
+                0.0,
+                0.004,
+                false
+            )
+            .is_some()
+        );
+        // Between the lips of a cut, the end-on pair gets its row.
+        assert!(
+            make_row(
+                PairKind::EdgeEdge,
+                [0, 1, 2, 3],
+                &still(end_on),
+                0.0,
+                0.004,
+                true
+            )
+            .is_some()
+        );
+    }
+
+    /// Whether the segment from `a + d` along `u` passes through the triangle at `b = 0`
+    /// spanned by `v` and `w` (the test's own check, by sampling the segment near its
+    /// start against the triangle's plane and sides).
+    fn pierces(d: DVec3, u: DVec3, v: DVec3, w: DVec3) -> bool {
+        let (p, q) = (d, d + u);
+        narrow::segment_crosses_triangle(p, q, DVec3::ZERO, v, w)
+    }
+
+    /// The direction that opens two copies keeps an edge out of a triangle: an offset
+    /// along it (and any offset within a right angle of it, for an edge leaving at an
+    /// angle) never makes the edge pass through the triangle, while the opposite offset
+    /// does where the edge folds over the triangle; for the two lips of one edge it is
+    /// square to that edge, in the triangle's plane, away from the triangle.
+    #[test]
+    fn the_lip_normal_opens_the_copies_without_a_crossing() {
+        let v = DVec3::new;
+        // Flat: the edge leaves upwards, the triangle lies below the cut.
+        let (u, a, b) = (v(0.0, 1.0, 0.0), v(1.0, -1.0, 0.0), v(0.0, -1.0, 0.0));
+        let n = lip_normal(u, a, b).unwrap();
+        assert!(n.dot(u) > 0.5 && n.dot(a) < 0.0 && n.dot(b) < 0.0, "{n}");
+        // Folded: the edge lies over the triangle, a little above its plane.
+        let u = v(0.3, -1.0, 0.05);
+        let n = lip_normal(u, a, b).unwrap();
+        assert!(n.dot(u) > 0.0 && n.dot(a) < 0.0 && n.dot(b) < 0.0, "{n}");
+        assert!(
+            n.z > 0.9,
+            "the fold opens out of the plane, to the edge's side: {n}"
+        );
+        for k in 1..=4 {
+            let d = 1e-3 * k as f64;
+            assert!(!pierces(n * d, u, a, b), "along n by {d}");
+        }
+        assert!(
+            pierces(-n * 1e-3, u, a, b),
+            "the other way the edge passes through"
+        );
+        // The two lips of one edge: the edge runs along the triangle's side.
+        let (side, below) = (v(1.0, 0.0, 0.0), v(0.5, -1.0, 0.0));
+        let n = lip_normal(side, side, below).unwrap();
+        assert!((n - v(0.0, 1.0, 0.0)).length() < 1e-12, "{n}");
+        // No direction separates an edge that lies inside the triangle's wedge from it.
+        assert!(lip_normal(v(0.5, -1.0, 0.0), a, b).is_none());
     }
 }

@@ -4,9 +4,11 @@
 //! was found; its constraint on the previews p̃ₖ = drift(k) + vₖ·h (004 §3.2) is
 //!
 //! ```text
-//!     g = n · Σ wₖ p̃ₖ − thickness ≥ 0
+//!     g = n · Σ wₖ p̃ₖ − gap ≥ 0
 //! ```
 //!
+//! where the gap is the cloth's thickness, or less between the two lips of a cut that are
+//! still opening ([`SelfRow::gap`]);
 //! with w = (1, −β₀, −β₁, −β₂) for a vertex against a triangle's point of barycentric
 //! weights β, and w = (1 − s, s, −(1 − t), −t) for the closest points of two edges. Linear in
 //! the previews, it is met by one impulse along n (Bridson, Fedkiw & Anderson 2002 §7.2,
@@ -27,6 +29,10 @@ pub struct SelfRow {
     pub w: [f64; 4],
     /// Unit normal from the second feature towards the first.
     pub n: DVec3,
+    /// The gap the row keeps, m: the thickness ([`SelfRows::thickness`]), or less for
+    /// a pair on the two lips of a cut, which start on each other
+    /// ([`crate::sim::contact::LIP_OPEN`]).
+    pub gap: f64,
 }
 
 impl SelfRow {
@@ -44,14 +50,12 @@ impl SelfRow {
 pub struct SelfRows<'a> {
     /// The rows.
     pub rows: &'a [SelfRow],
-    /// The gap each row keeps between its two features (m): the cloth's thickness.
+    /// The cloth's thickness (m): the gap most rows keep.
     pub thickness: f64,
-    /// How short of the gap a previewed row may end before it is corrected (m), at least
-    /// the slop a visit is given: [`SLOP`] × the thickness.
-    pub slop: f64,
 }
 
-/// A row's own slop as a fraction of the thickness. A row short of its gap by a tenth of
+/// A row's own slop as a fraction of its gap: how short of the gap a previewed row may end
+/// before it is corrected, at least the slop a visit is given. A row short of its gap by a tenth of
 /// the thickness is still nine tenths of it apart, far from crossing; a row corrected closes
 /// its whole gap, so this is a hysteresis band rather than a looser gap. The contact's
 /// slop of the obstacles (the strain tolerance times the shortest edge, 3.4 µm at 30×30)
@@ -130,7 +134,7 @@ impl SelfRows<'_> {
                 continue;
             }
             let gap = self.gap(r, drift, v, h);
-            if gap >= -slop.max(self.slop) {
+            if gap >= -slop.max(SLOP * r.gap) {
                 continue;
             }
             any += 1;
@@ -163,14 +167,14 @@ impl SelfRows<'_> {
         h: f64,
         slop: f64,
     ) -> bool {
-        let limit = -slop.max(self.slop);
-        self.rows
-            .iter()
-            .any(|r| self.below(r, drift, v, inv_mass, h, limit))
+        self.rows.iter().any(|r| {
+            let limit = -slop.max(SLOP * r.gap);
+            self.below(r, drift, v, inv_mass, h, limit)
+        })
     }
 
-    /// Whether a row with a dynamic particle has a previewed gap (less the thickness)
-    /// below `limit`.
+    /// Whether a row with a dynamic particle has a previewed gap (less its own) below
+    /// `limit`.
     #[inline(always)]
     fn below(
         &self,
@@ -184,11 +188,11 @@ impl SelfRows<'_> {
         r.inverse_mass(inv_mass) > 0.0 && self.gap(r, drift, v, h) < limit
     }
 
-    /// The row's previewed gap less the thickness: n · Σ wₖ (drift(k) + vₖ·h) − thickness
-    /// (summed from −thickness, as the visit always has).
+    /// The row's previewed gap less its own: n · Σ wₖ (drift(k) + vₖ·h) − gap (summed
+    /// from −gap, as the visit always has).
     #[inline(always)]
     fn gap(&self, r: &SelfRow, drift: &impl Fn(usize) -> DVec3, v: &[DVec3], h: f64) -> f64 {
-        (0..4).fold(-self.thickness, |gap, j| {
+        (0..4).fold(-r.gap, |gap, j| {
             let i = r.p[j] as usize;
             gap + r.w[j] * r.n.dot(drift(i) + v[i] * h)
         })
@@ -219,11 +223,11 @@ mod tests {
             p: [0, 1, 2, 3],
             w: [1.0, -0.6, -0.2, -0.2],
             n: DVec3::Y,
+            gap: 0.004,
         };
         let rows = SelfRows {
             rows: &[row],
             thickness: 0.004,
-            slop: 0.0,
         };
         let h = 0.01;
         let m0: DVec3 = (0..4).map(|i| v[i] / k[i]).sum();

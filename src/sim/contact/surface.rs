@@ -2,6 +2,8 @@
 //! triangles (the structural constraints and the triangulation's diagonals), with nothing
 //! of the grid's rows and columns — any triangle mesh gives the same structure.
 
+use glam::DVec3;
+
 use super::super::cloth::Topology;
 
 /// Triangles and their edges, derived once per topology ([`Topology::id`]).
@@ -16,10 +18,27 @@ pub struct Surface {
     /// Every edge of a triangle once, as (smaller, larger) particle index.
     pub edges: Vec<[u32; 2]>,
     /// Each particle's particle of the uncut cloth ([`Topology`]'s `origin`; empty: each
-    /// its own): the pairs never tested are decided on these, so the two lips of a cut,
-    /// which start on each other, are not taken for a contact or a crossing where they
-    /// share a particle of the uncut cloth.
+    /// its own): the two lips of a cut start on each other, and a pair of features joined
+    /// only by copies of one particle ([`Shared::Copies`]) is tested by how far those
+    /// copies have come apart ([`Surface::opening`]).
     pub root: Vec<u32>,
+    /// Every (edge, triangle) pair joined only by copies of one particle ([`Shared::Copies`])
+    /// once per copy they hold: what can cross where the lips of a cut part.
+    pub lips: Vec<LipPair>,
+}
+
+/// An edge and a triangle on two lips of a cut ([`Surface::lips`]): the edge has copy `a`
+/// of a particle of which the triangle's corner `b` is another copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LipPair {
+    /// The edge.
+    pub edge: [u32; 2],
+    /// The triangle.
+    pub tri: [u32; 3],
+    /// The edge's end that is a copy.
+    pub a: u32,
+    /// The triangle's corner that is another copy of the same particle.
+    pub b: u32,
 }
 
 impl Surface {
@@ -33,13 +52,61 @@ impl Surface {
             .collect();
         edges.sort_unstable();
         edges.dedup();
-        Surface {
+        let mut surface = Surface {
             topology: topology.id(),
             particles,
             triangles: topology.triangles.clone(),
             edges,
             root: topology.origin.clone(),
+            lips: Vec::new(),
+        };
+        surface.lips = surface.lip_pairs();
+        surface
+    }
+
+    /// The (edge, triangle) pairs on two lips ([`Surface::lips`]), in the order of the
+    /// copies, their edges and the other copies' triangles.
+    fn lip_pairs(&self) -> Vec<LipPair> {
+        if self.root.is_empty() {
+            return Vec::new();
         }
+        let n = self.particles;
+        let mut copies: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for i in 0..n as u32 {
+            let r = self.root_of(i) as usize;
+            if r < n {
+                copies[r].push(i);
+            }
+        }
+        let mut edges_at: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (k, e) in self.edges.iter().enumerate() {
+            for &i in e {
+                edges_at[i as usize].push(k as u32);
+            }
+        }
+        let mut tris_at: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (k, t) in self.triangles.iter().enumerate() {
+            for &i in t {
+                tris_at[i as usize].push(k as u32);
+            }
+        }
+        let mut out = Vec::new();
+        for group in copies.iter().filter(|g| g.len() > 1) {
+            for &a in group {
+                for &b in group.iter().filter(|&&b| b != a) {
+                    for &e in &edges_at[a as usize] {
+                        let edge = self.edges[e as usize];
+                        for &t in &tris_at[b as usize] {
+                            let tri = self.triangles[t as usize];
+                            if !edge.iter().any(|i| tri.contains(i)) {
+                                out.push(LipPair { edge, tri, a, b });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// The particle of the uncut cloth particle `i` is (itself, if never cut).
@@ -47,32 +114,40 @@ impl Surface {
         self.root.get(i as usize).copied().unwrap_or(i)
     }
 
-    /// Whether vertex `p` is a corner of triangle `t` (a pair contact never tests), copies
-    /// of one particle counting as one.
-    pub fn vertex_in_triangle(&self, p: u32, t: [u32; 3]) -> bool {
-        if self.root.is_empty() {
-            return vertex_in_triangle(p, t);
+    /// How features `a` and `b` (the particles of a vertex, an edge or a triangle) are
+    /// joined: by a particle they share (a pair contact never tests), by copies of one
+    /// particle of the uncut cloth only (the two lips of a cut, [`Shared::Copies`]), or
+    /// not at all.
+    pub fn shared(&self, a: &[u32], b: &[u32]) -> Shared {
+        if a.iter().any(|i| b.contains(i)) {
+            return Shared::Particle;
         }
-        let r = self.root_of(p);
-        t.iter().any(|&k| self.root_of(k) == r)
+        if self.root.is_empty() {
+            return Shared::Nothing;
+        }
+        let copies = a
+            .iter()
+            .any(|&i| b.iter().any(|&k| self.root_of(i) == self.root_of(k)));
+        if copies {
+            Shared::Copies
+        } else {
+            Shared::Nothing
+        }
     }
 
-    /// Whether two edges share a particle (a pair contact never tests), copies counting as
-    /// one.
-    pub fn edges_share(&self, a: [u32; 2], b: [u32; 2]) -> bool {
-        if self.root.is_empty() {
-            return edges_share(a, b);
+    /// How far apart at `x` the closest copies of one particle are that features `a` and
+    /// `b` hold between them (infinite if they hold none): how far the lips of a cut
+    /// have opened at the pair.
+    pub fn opening(&self, a: &[u32], b: &[u32], x: &[DVec3]) -> f64 {
+        let mut d = f64::INFINITY;
+        for &i in a {
+            for &k in b {
+                if i != k && self.root_of(i) == self.root_of(k) {
+                    d = d.min(x[i as usize].distance(x[k as usize]));
+                }
+            }
         }
-        let (a, b) = (a.map(|i| self.root_of(i)), b.map(|i| self.root_of(i)));
-        edges_share(a, b)
-    }
-
-    /// Whether edge `e` shares a particle with triangle `t`, copies counting as one.
-    pub fn edge_touches_triangle(&self, e: [u32; 2], t: [u32; 3]) -> bool {
-        if self.root.is_empty() {
-            return edge_touches_triangle(e, t);
-        }
-        edge_touches_triangle(e.map(|i| self.root_of(i)), t.map(|i| self.root_of(i)))
+        d
     }
 
     /// Whether this surface was derived from `topology`.
@@ -81,17 +156,13 @@ impl Surface {
     }
 }
 
-/// Whether vertex `p` is a corner of triangle `t` (a pair contact never tests).
-pub fn vertex_in_triangle(p: u32, t: [u32; 3]) -> bool {
-    t.contains(&p)
-}
-
-/// Whether two edges share a particle (a pair contact never tests).
-pub fn edges_share(a: [u32; 2], b: [u32; 2]) -> bool {
-    a[0] == b[0] || a[0] == b[1] || a[1] == b[0] || a[1] == b[1]
-}
-
-/// Whether edge `e` shares a particle with triangle `t`.
-pub fn edge_touches_triangle(e: [u32; 2], t: [u32; 3]) -> bool {
-    t.contains(&e[0]) || t.contains(&e[1])
+/// How two features of a surface are joined ([`Surface::shared`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shared {
+    /// By no particle.
+    Nothing,
+    /// By a particle: a pair contact never tests.
+    Particle,
+    /// Only by copies of one particle of the uncut cloth: the two lips of a cut.
+    Copies,
 }

@@ -24,6 +24,11 @@ use super::paths;
 use super::quads::edge_map;
 use crate::sim::cloth::{Cloth, Spring, Topology};
 
+/// The shortest length, as a fraction of its shear spring's rest length, at which a quad's
+/// opened diagonal keeps its length when cut as its rest length; a shorter one — its ends
+/// all but on each other — keeps the spring's.
+pub const MIN_DIAGONAL: f64 = 0.01;
+
 /// What a cut did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub struct Cut {
@@ -180,7 +185,8 @@ pub fn cut(cloth: &Cloth, pairs: &[[u32; 2]]) -> Option<(Cloth, Cut)> {
     };
     // Constraints follow their triangles; a cut edge that opened is an edge of each lip,
     // and each lip keeps it inextensible: the constraint's rest length, or for a quad's
-    // diagonal (a shear spring, not a constraint) its length when cut, so the half-quads
+    // diagonal (a shear spring, not a constraint) its length when cut (see
+    // [`MIN_DIAGONAL`]), so the half-quads
     // along a cut are rigid triangles rather than lips free to stretch.
     let mut edges = Vec::with_capacity(t.edges.len());
     let mut rest = Vec::with_capacity(t.rest.len());
@@ -211,14 +217,27 @@ pub fn cut(cloth: &Cloth, pairs: &[[u32; 2]]) -> Option<(Cloth, Cut)> {
         let ts = &tri_edges[&(a, b)];
         let lips: BTreeSet<(u32, u32)> = ts.iter().map(|&k| key(at(k, a), at(k, b))).collect();
         if lips.len() > 1 {
-            // The diagonal's rest length is its shear spring's; its length now only where
-            // it has none (a diagonal opened while its quad was folded flat kept a rest
-            // length of 1e-5 spacings, which no solver meets).
+            // The diagonal's rest length is its length now, so the step that opens it
+            // ends within the tolerance as every other does (its shear spring's rest
+            // length left a sheared quad's lip a third short of it, and quads folded on
+            // the tear scene's fallen pieces 80–95 % short: strains of 0.3–0.9 in the
+            // frame of the tear); the spring's where it is shorter than [`MIN_DIAGONAL`]
+            // of that, its ends all but on each other, since there the direction between
+            // them is round-off (a rest length of 1e-5 spacings, which no solver meets,
+            // and at a hundredth of the spring's, 50 Newton steps in a frame of the 50×50
+            // curtain tearing under its weight).
+            let now = x[a as usize].distance(x[b as usize]);
             let r = t
                 .springs
                 .iter()
                 .find(|s| key(s.a, s.b) == (a, b))
-                .map_or_else(|| x[a as usize].distance(x[b as usize]), |s| s.rest);
+                .map_or(now, |s| {
+                    if now < MIN_DIAGONAL * s.rest {
+                        s.rest
+                    } else {
+                        now
+                    }
+                });
             for (p, q) in lips {
                 edges.push([p, q]);
                 rest.push(r);
