@@ -432,6 +432,78 @@ fn tearing_keeps_mass_and_momentum() {
     assert!(w.cloth.len() > n * n, "the breaks split particles");
 }
 
+/// Two hands pull a free sheet apart in zero gravity until it tears, with every impulse
+/// solver and self-collision on: equal and opposite forces on the middles of its left and
+/// right borders every step, as two grabs pulling apart would (the world holds one grab;
+/// a grab is a heavy hand that moves the momentum it needs, so with two the sum would not
+/// be the cloth's to keep). The pulls add up to nothing, so the sheet's linear momentum
+/// must stay what it was through every break, and its mass too: to round-off (1e-9 of the
+/// mass, in kg·m/s), and Newton, whose impulses are equal and opposite to its solve's
+/// accuracy (as in tests/conservation.rs), at a tolerance of 1e-8 to 1e-7 of Σ m|v| (at
+/// 1e-4 it drifts 1e-8 kg·m/s a step without a tear).
+#[test]
+fn pulled_apart_by_two_hands_it_tears_keeping_mass_and_momentum() {
+    for kind in [
+        SolverKind::Iterative,
+        SolverKind::Strips,
+        SolverKind::Sle,
+        SolverKind::Newton,
+    ] {
+        let n = 10;
+        let mut w = sheet(n, DVec3::ZERO);
+        w.params.tear_strength = Some(0.5);
+        w.params.self_collision = true;
+        w.params.dt = 1.0 / 60.0;
+        if kind == SolverKind::Newton {
+            w.params.tolerance = 1e-8;
+        }
+        // The middles of the left and right borders (rows of the grid, found by place).
+        let x = &w.cloth.particles.x;
+        let (lo, hi) = mesh::bounds(x);
+        let mid_y = 0.5 * (lo.y + hi.y);
+        let nearest = |to: DVec3| {
+            (0..w.cloth.len())
+                .min_by(|&a, &b| x[a].distance(to).total_cmp(&x[b].distance(to)))
+                .unwrap()
+        };
+        let left = nearest(DVec3::new(lo.x, mid_y, x[0].z));
+        let right = nearest(DVec3::new(hi.x, mid_y, x[0].z));
+        let (m0, p0) = (w.cloth.total_mass(), w.cloth.particles.linear_momentum());
+        let mut solver = kind.create();
+        let (force, h) = (3.0, w.params.dt);
+        let mut torn = 0;
+        for step in 0..60 {
+            // The same impulse each way: F·h along x on each hand's particle.
+            let k = w.cloth.particles.inv_mass();
+            let (kl, kr) = (k[left], k[right]);
+            w.cloth.particles.v[left] -= DVec3::X * (force * h * kl);
+            w.cloth.particles.v[right] += DVec3::X * (force * h * kr);
+            let s = w.step(solver.as_mut()).unwrap();
+            torn += s.torn;
+            let (m, p) = (w.cloth.total_mass(), w.cloth.particles.linear_momentum());
+            assert!((m - m0).abs() <= 1e-12 * m0, "{kind}: mass {m0} → {m}");
+            let allowed = if kind == SolverKind::Newton {
+                let c = &w.cloth.particles;
+                let sum: f64 =
+                    c.v.iter()
+                        .zip(c.inv_mass())
+                        .filter(|(_, k)| **k > 0.0)
+                        .map(|(v, k)| v.length() / k)
+                        .sum();
+                1e-7 * sum
+            } else {
+                1e-9 * m0
+            };
+            assert!(
+                (p - p0).length() <= allowed,
+                "{kind}, step {step}: momentum {p0} → {p} after {torn} breaks"
+            );
+        }
+        assert!(torn > 0, "{kind}: the hands tore the sheet");
+        assert!(w.cloth.len() > n * n, "{kind}: the breaks split particles");
+    }
+}
+
 /// A strength no constraint reaches changes nothing: every solver gives the same
 /// positions, bit for bit, as with tearing off (recording the impulses does not touch the
 /// step).
