@@ -69,8 +69,8 @@ pub const DETECT_REACH: f64 = 1.5;
 /// alone (`n · (a − b) ≥` twice this), along the direction that keeps the edge out of the
 /// triangle to first order ([`lip_normal`]), and the pairs they join get neither rows nor
 /// the fail-safe; beyond it, a pair gets the rows and the fail-safe of any pair, with a
-/// gap of half the copies' distance at the step's start (at most the thickness), which
-/// the pair already has, so never a push the lips did not ask for. An (edge, triangle)
+/// gap of half the copies' distance at the step's start (at most the thickness), so lips
+/// that lie close are not pushed a thickness apart. An (edge, triangle)
 /// pair of the lips that crosses anyway is found at the step's end
 /// ([`SelfContact::check_lips`]) and left out of the rows and the fail-safe until it no
 /// longer crosses, as a tangled particle is, but alone: the pairs around it that share
@@ -432,7 +432,8 @@ impl SelfContact {
             if c.rowed {
                 continue;
             }
-            // A pair on the two lips of a cut keeps a gap it has ([`LIP_OPEN`]).
+            // A pair on the two lips of a cut keeps at most half the distance its copies
+            // have come apart ([`LIP_OPEN`]).
             let (gap, reach) = if c.lip {
                 let opening = self.opening(&c);
                 if opening < LIP_OPEN * gap || self.lip_crossed(&c.p) {
@@ -1035,6 +1036,11 @@ mod tests {
         Swept { x0: x, x1: x }
     }
 
+    /// The row of four particles at rest at `x`, with a 4 mm gap.
+    fn row_of(kind: PairKind, x: [DVec3; 4], lip: bool) -> Option<SelfRow> {
+        make_row(kind, [0, 1, 2, 3], &still(x), 0.0, 0.004, lip)
+    }
+
     /// Two edges crossing at an angle 3 mm apart get an edge–edge row along the line
     /// between them; one whose closest point is an end of an edge gets none (the vertex
     /// there is as close to a triangle the other edge bounds).
@@ -1047,15 +1053,7 @@ mod tests {
             v(0.0, 0.0, -1.0),
             v(0.0, 0.0, 1.0),
         ];
-        let row = make_row(
-            PairKind::EdgeEdge,
-            [0, 1, 2, 3],
-            &still(crossing),
-            0.0,
-            0.004,
-            false,
-        )
-        .expect("crossing edges get a row");
+        let row = row_of(PairKind::EdgeEdge, crossing, false).expect("crossing edges get a row");
         assert!((row.n - DVec3::Y).length() < 1e-12);
         assert!(row.w.iter().all(|&w| w != 0.0));
         assert!(row.w.iter().sum::<f64>().abs() < 1e-12);
@@ -1066,17 +1064,7 @@ mod tests {
             v(0.0, 0.0, 1.0),
         ];
         // Its end (0, 0.003, 0) is the closest point: no edge–edge row.
-        assert!(
-            make_row(
-                PairKind::EdgeEdge,
-                [0, 1, 2, 3],
-                &still(end_on),
-                0.0,
-                0.004,
-                false
-            )
-            .is_none()
-        );
+        assert!(row_of(PairKind::EdgeEdge, end_on, false).is_none());
         // A vertex over a triangle keeps its row.
         let over = [
             v(0.2, 0.003, 0.2),
@@ -1084,29 +1072,9 @@ mod tests {
             v(1.0, 0.0, 0.0),
             v(0.0, 0.0, 1.0),
         ];
-        assert!(
-            make_row(
-                PairKind::VertexTriangle,
-                [0, 1, 2, 3],
-                &still(over),
-                0.0,
-                0.004,
-                false
-            )
-            .is_some()
-        );
+        assert!(row_of(PairKind::VertexTriangle, over, false).is_some());
         // Between the lips of a cut, the end-on pair gets its row.
-        assert!(
-            make_row(
-                PairKind::EdgeEdge,
-                [0, 1, 2, 3],
-                &still(end_on),
-                0.0,
-                0.004,
-                true
-            )
-            .is_some()
-        );
+        assert!(row_of(PairKind::EdgeEdge, end_on, true).is_some());
     }
 
     /// Whether the segment from `a + d` along `u` passes through the triangle at `b = 0`
