@@ -794,6 +794,17 @@ impl SelfContact {
         groups
     }
 
+    /// Whether the last fail-safe held every dynamic particle in its zones.
+    pub fn held_whole(&self, inv_mass: &[f64]) -> bool {
+        self.zoned.len() == inv_mass.len()
+            && !self.zoned.is_empty()
+            && self
+                .zoned
+                .iter()
+                .zip(inv_mass)
+                .all(|(&z, &k)| z || k == 0.0)
+    }
+
     /// The particles in the last fail-safe's zones.
     pub fn zone_mask(&self) -> &[bool] {
         &self.zoned
