@@ -251,6 +251,18 @@ impl Topology {
         }
     }
 
+    /// The triangles around each of `n` particles, as indices into `triangles` (what a
+    /// cut splits, and what the lips of one face across it).
+    pub(crate) fn fans(&self, n: usize) -> Vec<Vec<u32>> {
+        let mut fans: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (k, tri) in self.triangles.iter().enumerate() {
+            for &v in tri {
+                fans[v as usize].push(k as u32);
+            }
+        }
+        fans
+    }
+
     /// The shortest rest length, m: the scale of the contact's tolerance
     /// ([`crate::sim::collision::contact_slop`]).
     pub fn shortest_rest(&self) -> f64 {

@@ -63,7 +63,7 @@ pub const DETECT_REACH: f64 = 1.5;
 /// The lips of a cut or a tear start on each other, so the pairs between them start
 /// touching: tested as any pair, each would be a contact of unknown normal and an impact
 /// zone at once (that froze a whole cut sheet); never tested, a lip slid over the other
-/// and through it in the step after a tear (up to 33 crossing pairs in the 30×30 tear
+/// and through it in the step after a tear (up to 39 crossing pairs in the 30×30 tear
 /// scene). So, between copies `a` and `b` closer than this at the step's start, every
 /// edge at `a` and triangle at `b` ([`Surface::lips`]) gets a row over the two copies
 /// alone (`n · (a − b) ≥` twice this), along the direction that keeps the edge out of the

@@ -60,17 +60,18 @@ impl Surface {
             root: topology.origin.clone(),
             lips: Vec::new(),
         };
-        surface.lips = surface.lip_pairs();
+        surface.lips = surface.lip_pairs(topology);
         surface
     }
 
     /// The (edge, triangle) pairs on two lips ([`Surface::lips`]), in the order of the
-    /// copies, their edges and the other copies' triangles.
-    fn lip_pairs(&self) -> Vec<LipPair> {
+    /// copies, their edges and the other copies' triangles in `topology`.
+    fn lip_pairs(&self, topology: &Topology) -> Vec<LipPair> {
         if self.root.is_empty() {
             return Vec::new();
         }
         let n = self.particles;
+        let tris_at = topology.fans(n);
         let mut copies: Vec<Vec<u32>> = vec![Vec::new(); n];
         for i in 0..n as u32 {
             let r = self.root_of(i) as usize;
@@ -82,12 +83,6 @@ impl Surface {
         for (k, e) in self.edges.iter().enumerate() {
             for &i in e {
                 edges_at[i as usize].push(k as u32);
-            }
-        }
-        let mut tris_at: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for (k, t) in self.triangles.iter().enumerate() {
-            for &i in t {
-                tris_at[i as usize].push(k as u32);
             }
         }
         let mut out = Vec::new();

@@ -47,17 +47,6 @@ fn key(a: u32, b: u32) -> (u32, u32) {
     (a.min(b), a.max(b))
 }
 
-/// The triangles around each of `n` particles.
-fn fans(t: &Topology, n: usize) -> Vec<Vec<u32>> {
-    let mut fans: Vec<Vec<u32>> = vec![Vec::new(); n];
-    for (k, tri) in t.triangles.iter().enumerate() {
-        for &v in tri {
-            fans[v as usize].push(k as u32);
-        }
-    }
-    fans
-}
-
 /// Find with path halving.
 fn find(parent: &mut [usize], mut i: usize) -> usize {
     while parent[i] != i {
@@ -85,7 +74,7 @@ pub fn cut(cloth: &Cloth, pairs: &[[u32; 2]]) -> Option<(Cloth, Cut)> {
     // Where the edge runs between two triangles, they no longer share it (an edge of one
     // triangle — the border, or an edge cut before — separates nothing). The triangles
     // around every particle, once: the fans split below and the springs' ends.
-    let fans = fans(t, n);
+    let fans = t.fans(n);
     let x = &cloth.particles.x;
     let area = |k: u32| {
         let [a, b, c] = t.triangles[k as usize].map(|i| x[i as usize]);
@@ -389,7 +378,7 @@ pub fn tear_cuts(cloth: &Cloth, impulses: &[f64], h: f64, strength: f64) -> (Vec
     if over.is_empty() {
         return (Vec::new(), 0);
     }
-    let fans = fans(t, cloth.len());
+    let fans = t.fans(cloth.len());
     let mut touched: BTreeSet<u32> = BTreeSet::new();
     let mut pairs: Vec<[u32; 2]> = Vec::new();
     let mut broken = 0;
