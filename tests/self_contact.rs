@@ -183,6 +183,39 @@ fn the_flag_flaps_without_crossing() {
     }
 }
 
+/// The flag and the drape under `bench app`'s drags (the flag's free top corner pulled 2 m
+/// further from the pole, the drape's corner 2 m up and away): the fail-safe holds most of
+/// each cloth in one zone for a step, and no edge is left stretched — the flag's zone
+/// turns about the pole, the drape's zones pushed out of the ball apart are merged.
+/// Before, those steps ended with an edge 7.5 (flag) and 3 (drape) times its length.
+#[test]
+fn zones_held_by_the_pole_or_pushed_apart_stretch_nothing_under_the_bench_drags() {
+    let grip = |particle: usize, to: DVec3| Drag {
+        particle,
+        to,
+        start: 0.5,
+        arrive: 1.0,
+        release: Some(1.75),
+    };
+    let (_, zones) = check_scene(
+        ScenePreset::Flag,
+        30,
+        SolverKind::Newton,
+        40,
+        vec![grip(29, DVec3::new(2.5, 1.2, 0.0))],
+    );
+    assert!(zones > 0, "the flag's fail-safe never acted");
+    let up = DVec3::new(-1.5, 2.614213562373095, -1.5);
+    let (_, zones) = check_scene(
+        ScenePreset::Drape,
+        30,
+        SolverKind::Newton,
+        35,
+        vec![grip(0, up)],
+    );
+    assert!(zones > 0, "the drape's fail-safe never acted");
+}
+
 #[test]
 fn a_50_by_50_drape_does_not_cross_itself() {
     check_scene(ScenePreset::Drape, 50, SolverKind::Newton, 75, vec![]);

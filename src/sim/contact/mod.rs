@@ -172,6 +172,9 @@ pub struct SelfContact {
     gathered: bool,
     /// Particles in a zone of the last fail-safe.
     zoned: Vec<bool>,
+    /// The zone of each particle at the last placement of the zones (meaningful where
+    /// `zoned`): edges between two zones are at a border as much as those out of one.
+    zone_ids: Vec<u32>,
     /// Gathers since the step began.
     gathers: u32,
     /// The gap of the last detection (m): the capped thickness.
@@ -642,12 +645,18 @@ impl SelfContact {
                     // zone's own start touched; nothing a merge can do.
                 }
             }
-            if rounds > 0 || merged {
-                // An edge a zone left stretched whose other end cannot follow it.
+            if rounds > 0 || merged || keep {
+                // An edge a zone left stretched whose other end cannot follow it: in
+                // another zone (moved apart by this call's merges or, with `keep`, by the
+                // repair before it), or static, where a contact merged in this call (the
+                // zone then holds the static particle); after a repair alone the zone
+                // turns about the static particles it stretched ([`SelfContact::place_zones`])
+                // — merged, a zone held by three pins would stay whole where it began.
                 for (e, &[a, b]) in edges.iter().enumerate() {
                     let (za, zb) = (in_zone[a as usize], in_zone[b as usize]);
                     let fixed = |i: u32| inv_mass[i as usize] == 0.0;
-                    let held = (za && (zb || fixed(b))) || (zb && fixed(a));
+                    let to_static = (za && fixed(b)) || (zb && fixed(a));
+                    let held = (za && zb) || (to_static && (rounds > 0 || merged));
                     if !held || self.zones.find(a) == self.zones.find(b) {
                         continue;
                     }
@@ -660,7 +669,7 @@ impl SelfContact {
                 break;
             }
             rounds += 1;
-            groups = self.place_zones(x, v, inv_mass, h, &mut in_zone);
+            groups = self.place_zones(cloth_edges, x, v, inv_mass, h, tolerance, &mut in_zone);
             for i in 0..n {
                 changed[i] = x[i] != last[i];
             }
@@ -689,8 +698,18 @@ impl SelfContact {
             return false;
         }
         edges.iter().zip(rest).any(|(&[a, b], &l)| {
-            z[a as usize] != z[b as usize] && self.beyond_limit(x, [a, b], l, tolerance)
+            self.across_zones(a, b) && self.beyond_limit(x, [a, b], l, tolerance)
         })
+    }
+
+    /// Whether the edge `a`–`b` crosses the border of the last fail-safe's zones: one end
+    /// in a zone and the other out of it, or each in a zone of its own.
+    fn across_zones(&self, a: u32, b: u32) -> bool {
+        let (a, b) = (a as usize, b as usize);
+        match (self.zoned[a], self.zoned[b]) {
+            (true, true) => self.zone_ids.get(a) != self.zone_ids.get(b),
+            (za, zb) => za != zb,
+        }
     }
 
     /// Whether edge `e` (rest length `rest`) is stretched at `x` beyond `tolerance`, or
@@ -748,7 +767,7 @@ impl SelfContact {
             }
             let mut merged = false;
             for (&[a, b], &l) in edges.iter().zip(rest) {
-                if self.zoned[a as usize] == self.zoned[b as usize] {
+                if !self.across_zones(a, b) {
                     continue;
                 }
                 let (ra, rb) = (self.zones.find(a), self.zones.find(b));
@@ -764,29 +783,87 @@ impl SelfContact {
             }
             any = true;
             let mut zoned = std::mem::take(&mut self.zoned);
-            self.place_zones(x, v, inv_mass, h, &mut zoned);
+            self.place_zones(cloth_edges, x, v, inv_mass, h, tolerance, &mut zoned);
             self.zoned = zoned;
         }
         any
     }
 
     /// Put every particle back where the solve left it and move every zone rigidly from
-    /// the step's start ([`zones::move_rigidly`]); marks the zones' particles in `in_zone`
-    /// and returns the zones.
+    /// the step's start ([`zones::move_rigidly`]) about what anchors it: its static
+    /// particles, and each static particle at the other end of an edge its motion
+    /// stretched beyond the limit ([`SelfContact::beyond_limit`]) — found zone by zone
+    /// after its free motion and again after each turn about the anchors so far, until none
+    /// is added ([`zones::Pivot`]). Marks the zones' particles in `in_zone` and returns the
+    /// zones.
+    #[allow(clippy::too_many_arguments)]
     fn place_zones(
         &mut self,
+        cloth_edges: (&[[u32; 2]], &[f64]),
         x: &mut [DVec3],
         v: &mut [DVec3],
         inv_mass: &[f64],
         h: f64,
+        tolerance: f64,
         in_zone: &mut [bool],
     ) -> Vec<Vec<u32>> {
+        let (edges, rest) = cloth_edges;
         x.copy_from_slice(&self.x_solver);
         v.copy_from_slice(&self.v_solver);
         let groups = self.zones.groups();
         in_zone.iter_mut().for_each(|z| *z = false);
-        for g in &groups {
-            zones::move_rigidly(g, &self.x0, &self.x_solver, inv_mass, h, x, v);
+        // Each particle's zone, and the edges from a zone to a static particle outside it.
+        let mut zone_of = vec![u32::MAX; x.len()];
+        for (k, g) in groups.iter().enumerate() {
+            for &i in g {
+                zone_of[i as usize] = k as u32;
+            }
+        }
+        let mut to_static: Vec<Vec<(usize, u32)>> = vec![Vec::new(); groups.len()];
+        for (e, &[a, b]) in edges.iter().enumerate() {
+            for (p, q) in [(a, b), (b, a)] {
+                let k = zone_of[p as usize];
+                if k != u32::MAX && zone_of[q as usize] != k && inv_mass[q as usize] == 0.0 {
+                    to_static[k as usize].push((e, q));
+                }
+            }
+        }
+        self.zone_ids.clone_from(&zone_of);
+        let eps = 1e-9 * self.shortest_rest.max(1e-300);
+        for (k, g) in groups.iter().enumerate() {
+            let mut anchors: Vec<u32> = g
+                .iter()
+                .copied()
+                .filter(|&i| inv_mass[i as usize] == 0.0)
+                .collect();
+            let own = anchors.len();
+            let mut last = zones::Pivot::Free;
+            loop {
+                let start: Vec<DVec3> = anchors.iter().map(|&i| self.x0[i as usize]).collect();
+                let end: Vec<DVec3> = anchors.iter().map(|&i| self.x_solver[i as usize]).collect();
+                let mut pivot = zones::Pivot::of(&start, &end, eps);
+                let settle = pivot == zones::Pivot::Fixed;
+                if settle && anchors.len() > own {
+                    // Anchors found over edges that no turn keeps all: the last turn that
+                    // kept some, the rest left to the step's repairs — a zone frozen by the
+                    // edges around it would stop a cloth whose contacts do not span it.
+                    pivot = last;
+                }
+                zones::move_rigidly(g, pivot, &self.x0, &self.x_solver, inv_mass, h, x, v);
+                if settle {
+                    break;
+                }
+                last = pivot;
+                let before = anchors.len();
+                for &(e, q) in &to_static[k] {
+                    if !anchors.contains(&q) && self.beyond_limit(x, edges[e], rest[e], tolerance) {
+                        anchors.push(q);
+                    }
+                }
+                if anchors.len() == before {
+                    break;
+                }
+            }
             for &i in g {
                 in_zone[i as usize] = true;
             }

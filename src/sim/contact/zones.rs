@@ -14,10 +14,11 @@
 //! the edges its rigid motion stretches at its border are taken back by growing it a
 //! bounded number of rings (never over a static particle), then by solving the rest of
 //! the cloth again with the zones held (`World`), and what is still stretched after that
-//! is left to the next step and reported. A zone with a static particle — in a contact,
-//! or at the other end of an edge the zone stretched, which nothing else can take back —
-//! stays where it started; the rings it may grow by are bounded, so it never freezes a
-//! cloth whose contacts do not span it (docs/numerics.md, "Self-contact").
+//! is left to the next step and reported. A zone held by static particles — in it, or at
+//! the other end of an edge its motion stretched, which nothing else can take back —
+//! turns about them where they lie on a point or a line ([`Pivot`]) and otherwise stays
+//! where it started; the rings it may grow by are bounded, so it never freezes a cloth
+//! whose contacts do not span it (docs/numerics.md, "Self-contact").
 
 use glam::{DMat3, DQuat, DVec3};
 
@@ -71,14 +72,68 @@ impl Zones {
     }
 }
 
-/// Move the particles of `zone` rigidly from `x0` over a step of `h`: the centre of mass
-/// goes where the solver sent it (`x_solver`), the zone turns with the angular momentum of
-/// its motion from `x0` to `x_solver` (each particle's mean velocity over the step) and
-/// ends with the linear momentum of the solver's end-of-step velocities `v`. A zone with a
-/// static particle (inverse mass 0) stays at `x0`. Writes end positions to `x` and
-/// end-of-step velocities to `v`.
+/// What holds a zone in place: the static particles in it, and those at the other end of
+/// an edge its free rigid motion stretched ([`Pivot::of`]). A rigid motion that keeps
+/// them where they are is a turn about the point or the line they lie on; three or more
+/// not on a line (or one that moves, a scripted pin) leave only standing still.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Pivot {
+    /// Nothing holds it: the zone moves freely.
+    Free,
+    /// It turns about this point.
+    Point(DVec3),
+    /// It turns about the line through this point along this unit direction.
+    Axis(DVec3, DVec3),
+    /// It stays where the step began.
+    Fixed,
+}
+
+impl Pivot {
+    /// The pivot of anchors at `start` that end the step at `end` (each static particle's
+    /// positions): free without any, fixed where one moves or they span a plane, else the
+    /// point or the line they lie on (within `eps` of it).
+    pub fn of(start: &[DVec3], end: &[DVec3], eps: f64) -> Pivot {
+        let Some(&p0) = start.first() else {
+            return Pivot::Free;
+        };
+        if start.iter().zip(end).any(|(a, b)| a.distance(*b) > eps) {
+            return Pivot::Fixed;
+        }
+        let far = start
+            .iter()
+            .copied()
+            .max_by(|a, b| a.distance(p0).total_cmp(&b.distance(p0)))
+            .unwrap_or(p0);
+        if far.distance(p0) <= eps {
+            return Pivot::Point(p0);
+        }
+        let axis = (far - p0).normalize();
+        let on_line = start.iter().all(|&p| {
+            let r = p - p0;
+            (r - axis * r.dot(axis)).length() <= eps
+        });
+        if on_line {
+            Pivot::Axis(p0, axis)
+        } else {
+            Pivot::Fixed
+        }
+    }
+}
+
+/// Move the particles of `zone` rigidly from `x0` over a step of `h`, as `pivot` lets it.
+///
+/// Free: the centre of mass goes where the solver sent it (`x_solver`), the zone turns
+/// with the angular momentum of its motion from `x0` to `x_solver` (each particle's mean
+/// velocity over the step) and ends with the linear momentum of the solver's end-of-step
+/// velocities `v`. About a point or a line: it turns about it with the angular momentum
+/// (about the point, or its component along the line) of the same motion, so every
+/// distance to the anchors is kept with the zone's own — an edge to a pin is not
+/// stretched by a zone that moved off it. Fixed: it stays at `x0`. Writes end positions
+/// to `x` and end-of-step velocities to `v`.
+#[allow(clippy::too_many_arguments)]
 pub fn move_rigidly(
     zone: &[u32],
+    pivot: Pivot,
     x0: &[DVec3],
     x_solver: &[DVec3],
     inv_mass: &[f64],
@@ -86,7 +141,9 @@ pub fn move_rigidly(
     x: &mut [DVec3],
     v: &mut [DVec3],
 ) {
-    let fixed = zone.iter().any(|&i| inv_mass[i as usize] == 0.0);
+    // A static particle is an anchor: a zone that holds one and is called free stays.
+    let fixed = pivot == Pivot::Fixed
+        || (pivot == Pivot::Free && zone.iter().any(|&i| inv_mass[i as usize] == 0.0));
     if fixed {
         for &i in zone {
             let i = i as usize;
@@ -95,41 +152,68 @@ pub fn move_rigidly(
         }
         return;
     }
+    // A static particle in the zone has no mass to weigh; it stays where it is (it is an
+    // anchor of the pivot). The hand keeps its own mass: it drives the zone it is in
+    // (docs/experiments.md, "The hand in a zone weighed as a particle").
+    let mass = |i: usize| {
+        if inv_mass[i] > 0.0 {
+            1.0 / inv_mass[i]
+        } else {
+            0.0
+        }
+    };
     let mut m_sum = 0.0;
     let mut c = DVec3::ZERO;
     let mut shift = DVec3::ZERO;
     let mut p = DVec3::ZERO;
     for &i in zone {
         let i = i as usize;
-        let m = 1.0 / inv_mass[i];
+        let m = mass(i);
         m_sum += m;
         c += x0[i] * m;
         shift += (x_solver[i] - x0[i]) * m;
         p += v[i] * m;
     }
+    if m_sum <= 0.0 {
+        return;
+    }
     c /= m_sum;
-    // The centre of mass goes where the solver sent it, and the zone ends the step with
-    // the solver's end-of-step momentum (with gravity the two differ by ½·g·h per step).
-    let c1 = c + shift / m_sum;
-    let vc = p / m_sum;
+    // The point the zone turns about: its centre of mass when free, else the pivot's.
+    let centre = match pivot {
+        Pivot::Point(s) | Pivot::Axis(s, _) => s,
+        _ => c,
+    };
     let mut l = DVec3::ZERO;
     let mut inertia = DMat3::ZERO;
     for &i in zone {
         let i = i as usize;
-        let m = 1.0 / inv_mass[i];
-        let r = x0[i] - c;
+        let m = mass(i);
+        let r = x0[i] - centre;
         let u = (x_solver[i] - x0[i]) / h;
         l += r.cross(u) * m;
         inertia += (DMat3::IDENTITY * r.length_squared() - outer(r, r)) * m;
     }
-    // A zone on a line has a singular inertia about that line: regularise by a tiny
-    // fraction of its trace (the spin about the line is then ~0, which is what it carries).
-    let trace = inertia.x_axis.x + inertia.y_axis.y + inertia.z_axis.z;
-    let reg = inertia + DMat3::IDENTITY * (1e-9 * trace.max(1e-300));
-    let omega = if reg.determinant().abs() > 0.0 {
-        reg.inverse() * l
-    } else {
-        DVec3::ZERO
+    let omega = match pivot {
+        Pivot::Axis(_, a) => {
+            let i_a = a.dot(inertia * a);
+            if i_a > 0.0 {
+                a * (a.dot(l) / i_a)
+            } else {
+                DVec3::ZERO
+            }
+        }
+        _ => {
+            // A zone on a line has a singular inertia about that line: regularise by a
+            // tiny fraction of its trace (the spin about the line is then ~0, which is
+            // what it carries).
+            let trace = inertia.x_axis.x + inertia.y_axis.y + inertia.z_axis.z;
+            let reg = inertia + DMat3::IDENTITY * (1e-9 * trace.max(1e-300));
+            if reg.determinant().abs() > 0.0 {
+                reg.inverse() * l
+            } else {
+                DVec3::ZERO
+            }
+        }
     };
     let angle = omega.length() * h;
     let rot = if angle > 0.0 {
@@ -137,9 +221,19 @@ pub fn move_rigidly(
     } else {
         DQuat::IDENTITY
     };
+    // The centre of mass goes where the solver sent it, and the zone ends the step with
+    // the solver's end-of-step momentum (with gravity the two differ by ½·g·h per step);
+    // a pivoted zone's centre goes where the turn takes it.
+    let (c1, vc) = match pivot {
+        Pivot::Free => (c + shift / m_sum, p / m_sum),
+        _ => (centre, DVec3::ZERO),
+    };
     for &i in zone {
         let i = i as usize;
-        let r = rot * (x0[i] - c);
+        if inv_mass[i] == 0.0 {
+            continue;
+        }
+        let r = rot * (x0[i] - centre);
         x[i] = c1 + r;
         v[i] = vc + omega.cross(r);
     }
@@ -171,7 +265,7 @@ mod tests {
         let k = vec![1.0, 0.5, 2.0, 1.0];
         let mut x = xs.clone();
         let mut v: Vec<DVec3> = (0..4).map(|i| (xs[i] - x0[i]) / h).collect();
-        move_rigidly(&[0, 1, 2, 3], &x0, &xs, &k, h, &mut x, &mut v);
+        move_rigidly(&[0, 1, 2, 3], Pivot::Free, &x0, &xs, &k, h, &mut x, &mut v);
         for i in 0..4 {
             for j in 0..4 {
                 assert!((x[i].distance(x[j]) - x0[i].distance(x0[j])).abs() < 1e-12);
@@ -186,5 +280,78 @@ mod tests {
         assert!(!z.union(1, 3));
         z.union(4, 3);
         assert_eq!(z.groups(), vec![vec![1, 3, 4]]);
+    }
+
+    /// A zone next to pins turns about them: about the line two pins lie on (a flag's
+    /// pole), every distance to them is kept and the zone still moves, with the angular
+    /// momentum about that line of the solver's motion; with three pins not on a line it
+    /// stays; a pin that moves (a scripted one) leaves it standing too.
+    #[test]
+    fn a_zone_held_by_pins_turns_about_them() {
+        let v = DVec3::new;
+        // Pins 4 and 5 on the y axis; the zone (0..4) beside them, sent off by the solver
+        // along +x and +z (away from the pole and round it).
+        let x0 = vec![
+            v(0.1, 0.0, 0.0),
+            v(0.2, 0.0, 0.0),
+            v(0.1, 0.1, 0.0),
+            v(0.2, 0.1, 0.0),
+            v(0.0, 0.0, 0.0),
+            v(0.0, 0.1, 0.0),
+        ];
+        let h = 0.01;
+        let xs: Vec<DVec3> = x0
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| if i < 4 { p + v(0.05, -0.01, 0.02) } else { p })
+            .collect();
+        let k = vec![1.0, 1.0, 1.0, 1.0, 0.0, 0.0];
+        let pins = [x0[4], x0[5]];
+        let pivot = Pivot::of(&pins, &pins, 1e-12);
+        assert_eq!(pivot, Pivot::Axis(x0[4], v(0.0, 1.0, 0.0)));
+        let mut x = xs.clone();
+        let mut vel = vec![DVec3::ZERO; 6];
+        move_rigidly(&[0, 1, 2, 3], pivot, &x0, &xs, &k, h, &mut x, &mut vel);
+        for i in 0..6 {
+            for j in 0..6 {
+                let (d, d0) = (x[i].distance(x[j]), x0[i].distance(x0[j]));
+                assert!((d - d0).abs() < 1e-12, "{i}-{j}: {d} against {d0}");
+            }
+        }
+        // It turned about the pole, the way the solver sent it (round +z from +x: about
+        // −y), and each particle's velocity is the turn's.
+        assert!(x[1].z > 1e-3, "{}", x[1]);
+        for i in 0..4 {
+            assert!(vel[i].dot(DVec3::Y).abs() < 1e-12);
+            assert!(vel[i].dot(x[i] - x0[4]).abs() < 1e-12);
+        }
+        // The momentum about the pole the solver gave it is what it turns with.
+        let l_axis = |p: &[DVec3], q: &dyn Fn(usize) -> DVec3| -> f64 {
+            (0..4).map(|i| (p[i] - x0[4]).cross(q(i)).y).sum()
+        };
+        let l_solver = l_axis(&x0, &|i| (xs[i] - x0[i]) / h);
+        let l_zone = l_axis(&x, &|i| vel[i]);
+        assert!(
+            (l_solver - l_zone).abs() < 1e-3 * l_solver.abs(),
+            "{l_solver} {l_zone}"
+        );
+        // Three pins not on a line, or one that moves: it stays.
+        let plane = [x0[4], x0[5], v(0.0, 0.0, 0.1)];
+        assert_eq!(Pivot::of(&plane, &plane, 1e-12), Pivot::Fixed);
+        let moved = [x0[4] + v(1e-3, 0.0, 0.0), x0[5]];
+        assert_eq!(Pivot::of(&pins, &moved, 1e-12), Pivot::Fixed);
+        assert_eq!(Pivot::of(&[x0[4]], &[x0[4]], 1e-12), Pivot::Point(x0[4]));
+        assert_eq!(Pivot::of(&[], &[], 1e-12), Pivot::Free);
+        move_rigidly(
+            &[0, 1, 2, 3],
+            Pivot::Fixed,
+            &x0,
+            &xs,
+            &k,
+            h,
+            &mut x,
+            &mut vel,
+        );
+        assert!((0..4).all(|i| x[i] == x0[i] && vel[i] == DVec3::ZERO));
     }
 }
