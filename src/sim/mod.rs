@@ -844,6 +844,7 @@ impl World {
         let (mut pushes, mut grows, mut resolves, mut rounds) = (0, 0, 0, 0);
         let mut cut_short = false;
         let mut keep = false;
+        let mut last_growth = false;
         let fs = loop {
             let t = &self.cloth.topology;
             let p = &mut self.cloth.particles;
@@ -880,6 +881,7 @@ impl World {
                     &p.inv_mass,
                     self.params.dt,
                     tol,
+                    contact::MAX_RINGS,
                 )
             {
                 grows += 1;
@@ -890,6 +892,26 @@ impl World {
                 resolves += 1;
                 self.resolve_around_zones(solver);
                 continue;
+            }
+            if !last_growth {
+                // The re-solve could not take the border back: a zone free of static
+                // particles grows over what is still stretched, without the bound on
+                // rings — it moves on rigidly instead of leaving the cloth stretched.
+                last_growth = true;
+                let n = self.cloth.len() as u32;
+                let t = &self.cloth.topology;
+                let p = &mut self.cloth.particles;
+                if self.selfc.grow_over_stretched(
+                    (&t.edges, &t.rest),
+                    &mut p.x,
+                    &mut p.v,
+                    &p.inv_mass,
+                    self.params.dt,
+                    tol,
+                    n,
+                ) {
+                    continue;
+                }
             }
             cut_short = true;
             break fs;

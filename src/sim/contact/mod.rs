@@ -89,8 +89,10 @@ pub const CHECK_EVERY: u32 = 30;
 pub const MAX_REPAIRS: u32 = 2;
 
 /// Rings a zone grows by over the edges its rigid motion stretched, per growth
-/// ([`SelfContact::grow_over_stretched`]). Bounded, so that a zone never spreads over a
-/// cloth that moved on; what is left stretched the next step's solve takes back.
+/// ([`SelfContact::grow_over_stretched`]) before the re-solve around the zones. Bounded,
+/// so that a zone does not spread over a cloth the re-solve can bring along; where that
+/// cannot, one last growth has no bound ([`crate::sim::World`]), and what a zone held by a
+/// static particle leaves stretched the next step's solve takes back.
 pub const MAX_RINGS: u32 = 32;
 
 /// Times a step solves the cloth again around the zones where growing them would not do
@@ -734,7 +736,7 @@ impl SelfContact {
     /// Where a zone's rigid motion stretched an edge at its border: merge the two ends of
     /// every such edge and move the grown zones rigidly from the positions the last
     /// [`SelfContact::fail_safe`] started from, ring by ring, until no border edge is
-    /// stretched or [`MAX_RINGS`] rings are grown. A zone with a static particle does not
+    /// stretched or `rings` rings are grown. A zone with a static particle does not
     /// grow, nor does any zone over one. Zones so grow only as far as their rigid motion
     /// strains the cloth; the next [`SelfContact::fail_safe`] (with `keep`) checks what the
     /// grown zones now touch. Whether anything merged.
@@ -747,6 +749,7 @@ impl SelfContact {
         inv_mass: &[f64],
         h: f64,
         tolerance: f64,
+        rings: u32,
     ) -> bool {
         let (edges, rest) = cloth_edges;
         let n = x.len();
@@ -754,7 +757,7 @@ impl SelfContact {
             return false;
         }
         let mut any = false;
-        for _ in 0..MAX_RINGS {
+        for _ in 0..rings {
             // A zone with a static particle stays where the step began: grown, it would
             // hold back ring after ring of a cloth that moved on. Neither it nor a static
             // particle grows; the re-solve takes its border back.

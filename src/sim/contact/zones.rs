@@ -13,8 +13,10 @@
 //! A zone grows by contacts (Harmon et al. 2008's clusters), not by the cloth around it:
 //! the edges its rigid motion stretches at its border are taken back by growing it a
 //! bounded number of rings (never over a static particle), then by solving the rest of
-//! the cloth again with the zones held (`World`), and what is still stretched after that
-//! is left to the next step and reported. A zone held by static particles — in it, or at
+//! the cloth again with the zones held (`World`), then by growing a zone free of static
+//! particles over what is still stretched without that bound (it moves on, rigidly);
+//! what a zone held by a static particle still leaves stretched is left to the next step
+//! and reported. A zone held by static particles — in it, or at
 //! the other end of an edge its motion stretched, which nothing else can take back —
 //! turns about them where they lie on a point or a line ([`Pivot`]) and otherwise stays
 //! where it started; the rings it may grow by are bounded, so it never freezes a cloth
