@@ -868,22 +868,14 @@ impl World {
                 continue;
             }
             let t = &self.cloth.topology;
-            let p = &mut self.cloth.particles;
-            let tol = self.params.tolerance;
-            if !self.selfc.border_stretched((&t.edges, &t.rest), &p.x, tol) {
+            let x = &self.cloth.particles.x;
+            if !self
+                .selfc
+                .border_stretched((&t.edges, &t.rest), x, self.params.tolerance)
+            {
                 break fs;
             }
-            if grows < contact::MAX_REPAIRS
-                && self.selfc.grow_over_stretched(
-                    (&t.edges, &t.rest),
-                    &mut p.x,
-                    &mut p.v,
-                    &p.inv_mass,
-                    self.params.dt,
-                    tol,
-                    contact::MAX_RINGS,
-                )
-            {
+            if grows < contact::MAX_REPAIRS && self.grow_zones(contact::MAX_RINGS) {
                 grows += 1;
                 continue;
             }
@@ -898,18 +890,7 @@ impl World {
                 // particles grows over what is still stretched, without the bound on
                 // rings — it moves on rigidly instead of leaving the cloth stretched.
                 last_growth = true;
-                let n = self.cloth.len() as u32;
-                let t = &self.cloth.topology;
-                let p = &mut self.cloth.particles;
-                if self.selfc.grow_over_stretched(
-                    (&t.edges, &t.rest),
-                    &mut p.x,
-                    &mut p.v,
-                    &p.inv_mass,
-                    self.params.dt,
-                    tol,
-                    n,
-                ) {
+                if self.grow_zones(self.cloth.len() as u32) {
                     continue;
                 }
             }
@@ -930,6 +911,22 @@ impl World {
         stats.crossings = crossings as u32;
         stats.self_gathers = self.selfc.gathers();
         stats.self_contact_time += t0.elapsed();
+    }
+
+    /// Grow the fail-safe's zones by at most `rings` rings over the edges their rigid
+    /// motion stretched ([`contact::SelfContact::grow_over_stretched`]); whether any grew.
+    fn grow_zones(&mut self, rings: u32) -> bool {
+        let t = &self.cloth.topology;
+        let p = &mut self.cloth.particles;
+        self.selfc.grow_over_stretched(
+            (&t.edges, &t.rest),
+            &mut p.x,
+            &mut p.v,
+            &p.inv_mass,
+            self.params.dt,
+            self.params.tolerance,
+            rings,
+        )
     }
 
     /// Solve the step again with the fail-safe's zones held where their rigid motion put
