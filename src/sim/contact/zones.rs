@@ -16,11 +16,11 @@
 //! the cloth again with the zones held (`World`), then by growing a zone free of static
 //! particles over what is still stretched without that bound (it moves on, rigidly);
 //! what a zone held by a static particle still leaves stretched is left to the next step
-//! and reported. A zone held by static particles — in it, or at
-//! the other end of an edge its motion stretched, which nothing else can take back —
-//! turns about them where they lie on a point or a line ([`Pivot`]) and otherwise stays
-//! where it started; the rings it may grow by are bounded, so it never freezes a cloth
-//! whose contacts do not span it (docs/numerics.md, "Self-contact").
+//! and reported. A zone held by static particles — in it, or at the other end of an edge
+//! its motion stretched, which nothing else can take back — turns about them where they
+//! lie on a point or a line ([`Pivot`]) and otherwise stays where it started; the rings
+//! it may grow by before the re-solve are bounded, so it never freezes a cloth whose
+//! contacts do not span it (docs/numerics.md, "Self-contact").
 
 use glam::{DMat3, DQuat, DVec3};
 
