@@ -174,9 +174,6 @@ pub struct SelfContact {
     gathered: bool,
     /// Particles in a zone of the last fail-safe.
     zoned: Vec<bool>,
-    /// The zone of each particle at the last placement of the zones (meaningful where
-    /// `zoned`): edges between two zones are at a border as much as those out of one.
-    zone_ids: Vec<u32>,
     /// Gathers since the step began.
     gathers: u32,
     /// The gap of the last detection (m): the capped thickness.
@@ -707,9 +704,8 @@ impl SelfContact {
     /// Whether the edge `a`–`b` crosses the border of the last fail-safe's zones: one end
     /// in a zone and the other out of it, or each in a zone of its own.
     fn across_zones(&self, a: u32, b: u32) -> bool {
-        let (a, b) = (a as usize, b as usize);
-        match (self.zoned[a], self.zoned[b]) {
-            (true, true) => self.zone_ids.get(a) != self.zone_ids.get(b),
+        match (self.zoned[a as usize], self.zoned[b as usize]) {
+            (true, true) => self.zones.root(a) != self.zones.root(b),
             (za, zb) => za != zb,
         }
     }
@@ -831,7 +827,6 @@ impl SelfContact {
                 }
             }
         }
-        self.zone_ids.clone_from(&zone_of);
         let eps = 1e-9 * self.shortest_rest.max(1e-300);
         for (k, g) in groups.iter().enumerate() {
             let mut anchors: Vec<u32> = g

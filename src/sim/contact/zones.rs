@@ -39,15 +39,21 @@ impl Zones {
 
     /// The zone of particle `i`.
     pub fn find(&mut self, i: u32) -> u32 {
-        let mut r = i;
-        while self.parent[r as usize] != r {
-            r = self.parent[r as usize];
-        }
+        let r = self.root(i);
         let mut i = i;
         while self.parent[i as usize] != r {
             let next = self.parent[i as usize];
             self.parent[i as usize] = r;
             i = next;
+        }
+        r
+    }
+
+    /// The zone of particle `i`, without shortening the paths ([`Zones::find`] does).
+    pub fn root(&self, i: u32) -> u32 {
+        let mut r = i;
+        while self.parent[r as usize] != r {
+            r = self.parent[r as usize];
         }
         r
     }
