@@ -571,8 +571,8 @@ impl SelfContact {
     /// The fail-safe after integration ([`zones`]): every pair that touches on the way
     /// from the step's start to `x` merges its particles into a rigid impact zone, and
     /// every zone moves rigidly in `x` and `v`. Here a zone grows only by contacts and by
-    /// an edge that its motion stretches beyond `tolerance` (or beyond what the solve
-    /// left, if more) whose other end cannot follow — another zone or a static particle —
+    /// an edge that its motion stretches beyond its limit ([`SelfContact::beyond_limit`])
+    /// whose other end cannot follow — another zone or a static particle —
     /// so it stays as small as the contacts that need it;
     /// the edges at its border to the rest of the cloth are the caller's
     /// ([`SelfContact::border_stretched`], [`SelfContact::grow_over_stretched`]).
@@ -683,7 +683,7 @@ impl SelfContact {
     }
 
     /// Whether an edge at the border of the last fail-safe's zones is left stretched at
-    /// `x` beyond `tolerance` (or beyond what the solve left, if more): the rest of the
+    /// `x` beyond its limit ([`SelfContact::beyond_limit`]): the rest of the
     /// cloth has to be solved again around the zones.
     pub fn border_stretched(
         &self,
@@ -711,10 +711,17 @@ impl SelfContact {
     }
 
     /// Whether edge `e` (rest length `rest`) is stretched at `x` beyond `tolerance`, or
-    /// beyond what the step's solve left it at if more (up to round-off): the limit every
-    /// zone border is held to.
+    /// beyond what the step's solve left it at or the step began with if more (up to
+    /// round-off): the limit every zone border is held to. A zone keeps the lengths its
+    /// edges began the step with; its border may keep them too. Without the start, a zone
+    /// in a cloth left stretched (a capped solver, a switch from one that stretches) took
+    /// ring after ring of edges that were as long before the step, and kept their strain
+    /// by moving them rigidly: 1 of 36 hostile sessions on grids stayed stretched after
+    /// 20 Newton steps (docs/numerics.md, "Self-contact").
     fn beyond_limit(&self, x: &[DVec3], e: [u32; 2], rest: f64, tolerance: f64) -> bool {
-        let limit = tolerance.max(strain_of(&self.x_reference, e, rest));
+        let limit = tolerance
+            .max(strain_of(&self.x_reference, e, rest))
+            .max(strain_of(&self.x0, e, rest));
         strain_of(x, e, rest) > limit * (1.0 + 1e-9)
     }
 
