@@ -53,6 +53,16 @@ use super::cloth::{CacheKey, Cloth};
 /// inside double precision.
 pub const HAND_MASS_RATIO: f64 = 1e4;
 
+/// Most the hand moves a held particle per second, in cloth sizes
+/// ([`crate::sim::cloth::Topology::rest_extent`]): a target the hand cannot reach in a step
+/// is approached over several. Nothing bounds a free cloth's reach, and a free disc grabbed
+/// 700 m away was carried there in one step and flew on at 42 km/s; every later step would
+/// have travelled beyond the sane bound and was undone, the world stuck (tests/abuse.rs at
+/// 400 sessions). 50 sizes a second is 0.8 of the cloth a step at 60 steps a second: the
+/// app's drags (at most 5 m/s on its 1–2 m cloths) and a mouse flicked across the screen
+/// within a few frames stay under it.
+pub const HAND_SPEED: f64 = 50.0;
+
 /// Most the hand moves a held particle per step, in cloth thicknesses, from the step in
 /// which the self-contact fail-safe holds it in a rigid zone until it has caught up with
 /// its goal. Self-contact rows are linearised over the step and found by

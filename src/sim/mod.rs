@@ -580,6 +580,8 @@ impl World {
                     let bound = self.hand_bound();
                     let p = &mut self.cloth.particles;
                     let mut goal = self.reach.project(&p.x, p.x[i], g.target);
+                    let most = grab::HAND_SPEED * self.cloth.topology.rest_extent() * h;
+                    goal = p.x[i] + (goal - p.x[i]).clamp_length_max(most);
                     if let Some(travel) = bound {
                         let cap = travel * self.selfc.thickness(self.params.thickness);
                         let d = goal - p.x[i];
