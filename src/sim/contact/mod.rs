@@ -571,10 +571,10 @@ impl SelfContact {
     /// The fail-safe after integration ([`zones`]): every pair that touches on the way
     /// from the step's start to `x` merges its particles into a rigid impact zone, and
     /// every zone moves rigidly in `x` and `v`. Here a zone grows only by contacts and by
-    /// an edge that its motion stretches beyond its limit ([`SelfContact::beyond_limit`])
-    /// whose other end cannot follow — another zone or a static particle —
-    /// so it stays as small as the contacts that need it;
-    /// the edges at its border to the rest of the cloth are the caller's
+    /// an edge that its motion stretches beyond its limit (the tolerance, or the length
+    /// the solve left or the step began with if longer) whose other end cannot follow —
+    /// another zone or a static particle — so it stays as small as the contacts that need
+    /// it; the edges at its border to the rest of the cloth are the caller's
     /// ([`SelfContact::border_stretched`], [`SelfContact::grow_over_stretched`]).
     ///
     /// `keep` keeps the zones of the last call in this step (after they were moved out of a
@@ -683,8 +683,9 @@ impl SelfContact {
     }
 
     /// Whether an edge at the border of the last fail-safe's zones is left stretched at
-    /// `x` beyond its limit ([`SelfContact::beyond_limit`]): the rest of the
-    /// cloth has to be solved again around the zones.
+    /// `x` beyond its limit (the tolerance, or the length the solve left or the step
+    /// began with if longer): the rest of the cloth has to be solved again around the
+    /// zones.
     pub fn border_stretched(
         &self,
         cloth_edges: (&[[u32; 2]], &[f64]),
