@@ -58,9 +58,11 @@ pub const HAND_MASS_RATIO: f64 = 1e4;
 /// is approached over several. Nothing bounds a free cloth's reach, and a free disc grabbed
 /// 700 m away was carried there in one step and flew on at 42 km/s; every later step would
 /// have travelled beyond the sane bound and was undone, the world stuck (tests/abuse.rs at
-/// 400 sessions). 50 sizes a second is 0.8 of the cloth a step at 60 steps a second: the
-/// app's drags (at most 5 m/s on its 1–2 m cloths) and a mouse flicked across the screen
-/// within a few frames stay under it.
+/// 400 sessions). 50 sizes a second is 0.8 of the cloth a step at 60 steps a second. The
+/// app's drags move at most 5 m/s; the bench's drape, pile, tablecloth and skirt reach the
+/// bound only where the hand catches up with a cursor that ran ahead while self-contact
+/// bounded it ([`CONTACT_TRAVEL`]), 0.9–1.5 m in one step before, in 40–55 of 120 steps at
+/// 30×30 (Newton steps a frame 13.0 → 13.3 on the drape, the others within 0.1).
 pub const HAND_SPEED: f64 = 50.0;
 
 /// Most the hand moves a held particle per step, in cloth thicknesses, from the step in

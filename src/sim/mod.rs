@@ -847,7 +847,11 @@ impl World {
         let mut cut_short = false;
         let mut keep = false;
         let mut last_growth = false;
-        let fs = loop {
+        // The contacts' zones before the repairs that grow them, intersection-free and out
+        // of the colliders: where the repairs would hold the whole cloth still, the step
+        // keeps these instead.
+        let mut before_growth: Option<(Vec<DVec3>, Vec<DVec3>, contact::ZoneState)> = None;
+        let mut fs = loop {
             let t = &self.cloth.topology;
             let p = &mut self.cloth.particles;
             let fs = self.selfc.fail_safe(
@@ -877,6 +881,10 @@ impl World {
             {
                 break fs;
             }
+            if grows == 0 && before_growth.is_none() {
+                let p = &self.cloth.particles;
+                before_growth = Some((p.x.clone(), p.v.clone(), self.selfc.zone_state()));
+            }
             if grows < contact::MAX_REPAIRS && self.grow_zones(contact::MAX_RINGS) {
                 grows += 1;
                 continue;
@@ -899,6 +907,19 @@ impl World {
             cut_short = true;
             break fs;
         };
+        if let Some((x, v, zones)) = before_growth
+            && self.selfc.held_whole(&self.cloth.particles.inv_mass)
+            && self.cloth.particles.x == self.saved.x
+        {
+            // Every particle that can move held where the step began: the grown zones
+            // froze the cloth. The contacts' zones move rigidly and the rest of the cloth
+            // as the solve left it; their borders stay stretched for the next step's solve.
+            let p = &mut self.cloth.particles;
+            p.x = x;
+            p.v = v;
+            (fs.zones, fs.particles) = self.selfc.restore_zone_state(zones);
+            cut_short = true;
+        }
         let x = &self.cloth.particles.x;
         let crossings = self.selfc.check_crossings(x) + self.selfc.check_lips(x);
         let held = self.grab.map(|g| g.particle as u32);
