@@ -839,8 +839,11 @@ impl World {
     /// rigidly ([`contact::SelfContact::fail_safe`]), zones are moved out of the ball and
     /// the ground, and zones whose rigid motion stretched an edge at their border grow
     /// over it ring by ring, a bounded number of rings
-    /// ([`contact::SelfContact::grow_over_stretched`]), each change checked again for
-    /// contact; then the crossings of the end state are counted.
+    /// ([`contact::SelfContact::grow_over_stretched`]), or the rest of the cloth is solved
+    /// again around them, each change checked again for contact. Where that would hold
+    /// every particle that can move where the step began, the contacts' zones from before
+    /// the growth are kept instead, their borders left stretched (docs/numerics.md, "The
+    /// fail-safe stays local", repair 7). Then the crossings of the end state are counted.
     fn self_contact_guarantee(&mut self, solver: &mut dyn Solver) {
         let t0 = Instant::now();
         let (mut pushes, mut grows, mut resolves, mut rounds) = (0, 0, 0, 0);

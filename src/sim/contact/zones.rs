@@ -17,8 +17,9 @@
 //! particles over what is still stretched without that bound (it moves on, rigidly);
 //! what a zone held by a static particle still leaves stretched is left to the next step
 //! and reported; where those repairs would hold every particle that can move where the
-//! step began, the step keeps the contacts' zones and leaves their borders stretched. A zone held by static particles — in it, or at the other end of an edge
-//! its motion stretched, which nothing else can take back — turns about them where they
+//! step began, the step keeps the contacts' zones and leaves their borders stretched. A
+//! zone held by static particles — in it, or at the other end of an edge its motion
+//! stretched, which nothing else can take back — turns about them where they
 //! lie on a point or a line ([`Pivot`]) and otherwise stays where it started; the rings
 //! it may grow by before the re-solve are bounded, so it never freezes a cloth whose
 //! contacts do not span it (docs/numerics.md, "Self-contact").
