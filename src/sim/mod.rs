@@ -853,7 +853,7 @@ impl World {
         // The contacts' zones before the repairs that grow them, intersection-free and out
         // of the colliders: where the repairs would hold the whole cloth still, the step
         // keeps these instead.
-        let mut before_growth: Option<(Vec<DVec3>, Vec<DVec3>, contact::ZoneState)> = None;
+        let mut before_growth: Option<(Vec<DVec3>, Vec<DVec3>, contact::ZoneState, _)> = None;
         let mut fs = loop {
             let t = &self.cloth.topology;
             let p = &mut self.cloth.particles;
@@ -884,9 +884,10 @@ impl World {
             {
                 break fs;
             }
-            if grows == 0 && before_growth.is_none() {
+            if before_growth.is_none() {
                 let p = &self.cloth.particles;
-                before_growth = Some((p.x.clone(), p.v.clone(), self.selfc.zone_state()));
+                let zones = self.selfc.zone_state();
+                before_growth = Some((p.x.clone(), p.v.clone(), zones, fs));
             }
             if grows < contact::MAX_REPAIRS && self.grow_zones(contact::MAX_RINGS) {
                 grows += 1;
@@ -910,7 +911,7 @@ impl World {
             cut_short = true;
             break fs;
         };
-        if let Some((x, v, zones)) = before_growth
+        if let Some((x, v, zones, kept)) = before_growth
             && self.selfc.held_whole(&self.cloth.particles.inv_mass)
             && self.cloth.particles.x == self.saved.x
         {
@@ -920,7 +921,8 @@ impl World {
             let p = &mut self.cloth.particles;
             p.x = x;
             p.v = v;
-            (fs.zones, fs.particles) = self.selfc.restore_zone_state(zones);
+            self.selfc.restore_zone_state(zones);
+            fs = kept;
             cut_short = true;
         }
         let x = &self.cloth.particles.x;

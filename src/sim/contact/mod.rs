@@ -120,15 +120,15 @@ pub struct FailSafe {
     pub rounds: u32,
 }
 
-/// The fail-safe's zones of a step and the states they were placed from, kept to go back
-/// to ([`SelfContact::zone_state`]).
+/// The fail-safe's zones of a step and the state they were placed from, kept to go back
+/// to ([`SelfContact::zone_state`]); the solve's end state the borders are held to is the
+/// step's own and does not change within it.
 #[derive(Debug, Clone, Default)]
 pub struct ZoneState {
     zones: Zones,
     zoned: Vec<bool>,
     x_solver: Vec<DVec3>,
     v_solver: Vec<DVec3>,
-    x_reference: Vec<DVec3>,
 }
 
 /// A candidate pair: its kind, particles, key and distance at the step's start, and
@@ -895,23 +895,15 @@ impl SelfContact {
             zoned: self.zoned.clone(),
             x_solver: self.x_solver.clone(),
             v_solver: self.v_solver.clone(),
-            x_reference: self.x_reference.clone(),
         }
     }
 
-    /// Go back to zones kept by [`SelfContact::zone_state`] in this step; their zones and
-    /// particles.
-    pub fn restore_zone_state(&mut self, state: ZoneState) -> (u32, u32) {
+    /// Go back to zones kept by [`SelfContact::zone_state`] in this step.
+    pub fn restore_zone_state(&mut self, state: ZoneState) {
         self.zones = state.zones;
         self.zoned = state.zoned;
         self.x_solver = state.x_solver;
         self.v_solver = state.v_solver;
-        self.x_reference = state.x_reference;
-        let groups = self.zones.groups();
-        (
-            groups.len() as u32,
-            groups.iter().map(|g| g.len() as u32).sum(),
-        )
     }
 
     /// Whether the last fail-safe held every dynamic particle in its zones.
