@@ -121,7 +121,7 @@ fn checked_step(
         let inv_mass = w.cloth.particles.inv_mass();
         tally.whole += usize::from(w.self_contact().held_whole(inv_mass));
         let still = w.cloth.particles.x.iter().zip(&before).all(|(a, b)| a == b);
-        let dynamic = w.cloth.particles.inv_mass().iter().any(|&k| k > 0.0);
+        let dynamic = inv_mass.iter().any(|&k| k > 0.0);
         if still && dynamic && stats.impact_zones > 0 {
             tally.frozen += 1;
             eprintln!("{what}: the fail-safe froze the whole cloth");
