@@ -344,6 +344,9 @@ pub struct SelfSummary {
     pub resolve_steps: u64,
     /// Steps whose zones left an edge at their border beyond the tolerance.
     pub cut_short_steps: u64,
+    /// Steps whose zones held every particle that can move (the whole cloth moved
+    /// rigidly).
+    pub whole_zone_steps: u64,
     /// Steps that ended with (edge, triangle) pairs passing through each other.
     pub crossing_steps: u64,
     /// Most such pairs at the end of a step.
@@ -837,6 +840,7 @@ pub fn simulate(
         sc.max_zone_particles = sc.max_zone_particles.max(stats.zone_particles);
         sc.resolve_steps += u64::from(stats.zone_resolves > 0);
         sc.cut_short_steps += u64::from(stats.zone_cut_short);
+        sc.whole_zone_steps += u64::from(stats.zone_held_whole);
         sc.crossing_steps += u64::from(stats.crossings > 0);
         sc.max_crossings = sc.max_crossings.max(stats.crossings);
         sc.gathers += u64::from(stats.self_gathers);

@@ -927,6 +927,7 @@ impl World {
         }
         let x = &self.cloth.particles.x;
         let crossings = self.selfc.check_crossings(x) + self.selfc.check_lips(x);
+        let held_whole = fs.zones > 0 && self.selfc.held_whole(&self.cloth.particles.inv_mass);
         let held = self.grab.map(|g| g.particle as u32);
         self.hand_slowed |= held.is_some_and(|i| self.selfc.zoned(i));
         self.hand_rows = held.is_some_and(|i| self.selfc.in_row(i));
@@ -936,6 +937,7 @@ impl World {
         stats.zone_rounds = rounds;
         stats.zone_resolves = resolves;
         stats.zone_cut_short = cut_short;
+        stats.zone_held_whole = held_whole;
         stats.crossings = crossings as u32;
         stats.self_gathers = self.selfc.gathers();
         stats.self_contact_time += t0.elapsed();

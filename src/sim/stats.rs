@@ -182,6 +182,10 @@ pub struct StepStats {
     /// Neither growth nor a re-solve brought every edge at a zone's border back within the
     /// tolerance (the step's strain says by how much; the next step's solve takes it back).
     pub zone_cut_short: bool,
+    /// The zones held every particle that can move: the whole cloth moved rigidly this
+    /// step (a local fail-safe keeps this rare; docs/numerics.md, "The fail-safe stays
+    /// local").
+    pub zone_held_whole: bool,
     /// (Edge, triangle) pairs of the cloth passing through each other at the end of the
     /// step; counted only with self-collision on.
     pub crossings: u32,
@@ -304,6 +308,7 @@ impl StepStats {
             zone_rounds: 0,
             zone_resolves: 0,
             zone_cut_short: false,
+            zone_held_whole: false,
             crossings: 0,
             self_gathers: 0,
             self_contact_time: Duration::ZERO,

@@ -536,8 +536,15 @@ fn readouts_section(ui: &mut egui::Ui, state: &SimState) {
         }
         if state.world.params.self_collision {
             ui.label(format!(
-                "self-contact: {} rows, fail-safe {} zones ({} particles)",
-                s.self_contacts, s.impact_zones, s.zone_particles
+                "self-contact: {} rows, fail-safe {} zones ({} particles{})",
+                s.self_contacts,
+                s.impact_zones,
+                s.zone_particles,
+                if s.zone_held_whole {
+                    ", the whole cloth"
+                } else {
+                    ""
+                }
             ));
             if s.zone_resolves > 0 || s.zone_cut_short {
                 ui.label(format!(
