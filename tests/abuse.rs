@@ -117,9 +117,15 @@ fn checked_step(
             w.params.thickness,
             n
         );
-        // Every particle that can move, in zones (a cloth's pins are never all in them).
+        // Every particle that can move, in zones (a cloth's pins are never all in them),
+        // read from the zones themselves: the step's statistics must say so.
         let inv_mass = w.cloth.particles.inv_mass();
-        tally.whole += usize::from(w.self_contact().held_whole(inv_mass));
+        let mask = w.self_contact().zone_mask();
+        let whole = stats.impact_zones > 0
+            && mask.len() == n
+            && inv_mass.iter().zip(mask).all(|(&k, &z)| z || k == 0.0);
+        assert_eq!(stats.zone_held_whole, whole, "{what}: whole-cloth zones");
+        tally.whole += usize::from(whole);
         let still = w.cloth.particles.x.iter().zip(&before).all(|(a, b)| a == b);
         let dynamic = inv_mass.iter().any(|&k| k > 0.0);
         if still && dynamic && stats.impact_zones > 0 {
