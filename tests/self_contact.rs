@@ -10,7 +10,7 @@ use glam::DVec3;
 use impulse_cloth::config;
 use impulse_cloth::sim::grab;
 use impulse_cloth::sim::{
-    Drag, DragScript, PinSpec, ScenePreset, SceneSpec, SimParams, SolverKind, World,
+    Drag, DragScript, PinSpec, ScenePreset, SceneSpec, SimParams, Solver, SolverKind, World,
 };
 
 /// Largest relative strain of the structural constraints, from positions.
@@ -655,15 +655,16 @@ fn turned_on_over_a_tangled_cloth_it_steps_safely_and_reports_the_crossings() {
 }
 
 /// Switched on over the fold made without it (the scene's own drag lays the corner through
-/// the sheet), the layers pressed through each other keep every contact round short: the
+/// the sheet), every step stays within three passes' worth of Newton steps — the contact
 /// rounds stop once they have cost the step's own pass twice over
-/// ([`impulse_cloth::sim::ROUND_WORK`]), so a step's Newton steps stay within three
-/// passes' worth (102 at most, measured). Without the bound the rounds ran to their cap of
-/// 16 (228 Newton steps here; at 30×30 880 and 7 s a step). Once the fail-safe has held the
-/// whole tangled cloth, the next step has no rounds at all: one pass. The cloth stays
-/// within the tolerance and the crossings it started with do not grow.
+/// ([`impulse_cloth::sim::ROUND_WORK`]; without the bound the rounds ran to their cap of
+/// 16, 228 Newton steps here and at 30×30 880, 7 s a step), and after a step whose
+/// fail-safe held the whole tangled cloth there are none — and the cloth is untangled:
+/// the crossings never grow and none is left after 20 frames, every strain within the
+/// tolerance. (Untangled, the fold no longer needs the bound; the hostile sessions of
+/// `tests/abuse.rs` do, and check that it acted.)
 #[test]
-fn turned_on_over_a_tangled_fold_its_contact_rounds_stay_bounded() {
+fn turned_on_over_a_tangled_fold_its_steps_stay_bounded_and_it_untangles() {
     let (mut world, substeps) = app_scene(ScenePreset::Fold, 20, SolverKind::Newton);
     world.params.self_collision = false;
     let drags = ScenePreset::Fold.script(&world).into_iter().collect();
@@ -685,7 +686,7 @@ fn turned_on_over_a_tangled_fold_its_contact_rounds_stay_bounded() {
     world.params.self_collision = true;
     let cap = world.params.newton_max_steps;
     let (mut cut, mut most, mut held_whole) = (0, 0, false);
-    for f in 0..6 {
+    for f in 0..20 {
         script.before_step(&mut world).unwrap();
         let st = world
             .step(s.as_mut())
@@ -717,11 +718,66 @@ fn turned_on_over_a_tangled_fold_its_contact_rounds_stay_bounded() {
             "frame {f}: {now} crossings, {start} at the switch"
         );
     }
+    let end = crossings(&world);
     assert!(
-        cut > 0,
-        "no step needed the bound (the test no longer tests it)"
+        end == 0,
+        "{end} crossings 20 frames after the switch ({start} at it)"
     );
     eprintln!("{start} crossings at the switch; at most {most} Newton steps a step, {cut} cut");
+}
+
+/// The app's fold switched on over the tangle its drag made without self-collision (30×30,
+/// Newton, the flap lying on the sheet at the ground's height, crossing it in 16 pairs):
+/// the cloth is untangled — no crossing (counted here from positions) from the third
+/// frame on, no zone of the whole cloth, every strain within the tolerance — where every
+/// step used to hold the whole cloth in one zone and keep its crossings.
+#[test]
+fn switched_on_over_the_folds_tangle_it_untangles() {
+    let (mut world, substeps) = app_scene(ScenePreset::Fold, 30, SolverKind::Newton);
+    world.params.self_collision = false;
+    let drags = ScenePreset::Fold.script(&world).into_iter().collect();
+    let mut script = DragScript::new(drags, world.cloth.len()).unwrap();
+    let mut s = SolverKind::Newton.create();
+    // One frame; whether a step of it held the whole cloth in one zone.
+    let frame = |world: &mut World, script: &mut DragScript, s: &mut dyn Solver| {
+        let mut whole = false;
+        for _ in 0..substeps {
+            script.before_step(world).unwrap();
+            whole |= world.step(s).unwrap().zone_held_whole;
+        }
+        whole
+    };
+    for _ in 0..200 {
+        frame(&mut world, &mut script, s.as_mut());
+    }
+    let start = crossings(&world);
+    assert!(
+        start > 0,
+        "the fold did not cross itself without self-collision"
+    );
+    world.params.self_collision = true;
+    let mut last_crossing = None;
+    for f in 0..60 {
+        let whole = frame(&mut world, &mut script, s.as_mut());
+        assert!(!whole, "frame {f}: one zone held the whole cloth");
+        let strain = max_strain(&world);
+        assert!(
+            strain <= world.params.tolerance * (1.0 + 1e-6),
+            "frame {f}: strain {strain:e}"
+        );
+        if crossings(&world) > 0 {
+            last_crossing = Some(f);
+        }
+    }
+    assert!(
+        last_crossing.is_none_or(|f| f < 2),
+        "still crossing at frame {last_crossing:?} after the switch ({start} at it)"
+    );
+    assert!(
+        !world.self_contact().untangling(),
+        "still untangling after 60 frames"
+    );
+    eprintln!("{start} crossings at the switch, the last at frame {last_crossing:?}");
 }
 
 /// The gather's queries run on the pool's threads in chunks joined in order: the pile,

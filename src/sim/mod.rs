@@ -618,6 +618,15 @@ impl World {
                     // Rows for what the unconstrained previews bring close; the contact
                     // rounds add what the solved previews do.
                     self.selfc.begin(&self.cloth);
+                    // A tangled cloth's crossing pairs pushed apart, within the tolerance.
+                    let t = &self.cloth.topology;
+                    let p = &mut self.cloth.particles;
+                    self.selfc.untangle(
+                        (&t.edges, &t.rest),
+                        &mut p.x,
+                        &p.inv_mass,
+                        self.params.tolerance,
+                    );
                     self.detect_self_contacts();
                 } else {
                     self.selfc.clear();

@@ -744,6 +744,11 @@ fn overlay(
                     let zones: u32 = h.iter().map(|s| s.impact_zones).sum();
                     let (colour, text) = if s.crossings == 0 {
                         (OK, "intersection-free".to_string())
+                    } else if state.world.self_contact().untangling() {
+                        (
+                            WARN,
+                            format!("{} crossings (tangled, untangling)", s.crossings),
+                        )
                     } else {
                         (WARN, format!("{} crossings (tangled)", s.crossings))
                     };

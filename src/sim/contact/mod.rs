@@ -27,9 +27,11 @@
 //!    contacts moves on;
 //! 4. **the crossing count** ([`SelfContact::count_crossings`]) of the end state: (edge,
 //!    triangle) pairs that pass through each other. A state that starts tangled (self
-//!    collision turned on mid-fold) is stepped with the tangled particles left out of the
-//!    rows and the fail-safe, so it neither blows up nor freezes, and untangles where the
-//!    motion lets it.
+//!    collision turned on mid-fold) is untangled ([`SelfContact::untangle`]): the crossing
+//!    pairs pushed apart within the tolerance, layers that lie on each other ordered, and
+//!    pairs pressed flat left to the rows; where the fail-safe still needs zones, the
+//!    tangled particles are left out of the rows and the fail-safe until the cloth is
+//!    clean, so it neither blows up nor freezes.
 //!
 //! The thickness is the gap a row keeps ([`crate::sim::params::THICKNESS`]); it is capped at
 //! half the shortest rest length, below the closest pair of features a grid has at rest
@@ -76,6 +78,13 @@ pub const DETECT_REACH: f64 = 1.5;
 /// longer crosses, as a tangled particle is, but alone: the pairs around it that share
 /// no copy stay guarded, so the crossing cannot spread beyond the lips.
 pub const LIP_OPEN: f64 = 0.1;
+
+/// Times an untangling push is halved before it is given up ([`SelfContact::untangle`]).
+const UNTANGLE_HALVINGS: u32 = 12;
+
+/// Below this fraction of the gap at a step's start, a pair lies pressed on its other
+/// feature: while untangling, ordered by layer and left to the rows.
+pub const PRESSED: f64 = 0.1;
 
 /// Distance at which the fail-safe counts two features as touching (m).
 pub const TOUCH: f64 = 1e-7;
@@ -142,6 +151,10 @@ struct Candidate {
     rowed: bool,
     /// Its features are joined by copies of one particle ([`Shared::Copies`]).
     lip: bool,
+    /// It holds a particle of a crossing at the last count, or started the step pressed
+    /// on its other feature ([`PRESSED`]) while the cloth is untangling
+    /// ([`SelfContact::untangling`]): no fail-safe for it.
+    tangled: bool,
 }
 
 /// Self-contact state of a world: the surface, the step's rows, and scratch.
@@ -194,6 +207,20 @@ pub struct SelfContact {
     lips_crossed: Vec<[u32; 5]>,
     /// Whether this step's rows between copies still together are made.
     lip_rows: bool,
+    /// The crossing (edge, triangle) pairs of the last count.
+    crossing_pairs: Vec<([u32; 2], [u32; 3])>,
+    /// Tangled, or pressed flat since: layers ordered, crossings counted every step.
+    untangling: bool,
+    /// This step orders the layers ([`SelfContact::untangle`]).
+    ordering: bool,
+    /// The untangling of this tangle needed the fail-safe's zones: given up until the
+    /// cloth is clean again.
+    untangle_failed: bool,
+    /// Layers pressed on each other in a tangled state, as components of particles.
+    layers: Zones,
+    /// Per component root: which side of a triangle's winding the other layer lies on
+    /// (+1, −1, or 0 where unknown).
+    side: Vec<f64>,
 }
 
 impl SelfContact {
@@ -231,6 +258,15 @@ impl SelfContact {
         }
         self.tangled.resize(n, false);
         self.x0.clone_from(&cloth.particles.x);
+        if self.since_count >= CHECK_EVERY {
+            // Not known clean (just turned on, a new surface): count at the start, so the
+            // first step already knows its tangle.
+            let x0 = std::mem::take(&mut self.x0);
+            self.untangling = self.count_crossings(&x0) > 0 && !self.untangle_failed;
+            self.x0 = x0;
+            self.since_count = CHECK_EVERY;
+        }
+        self.ordering = false;
         self.gathers = 0;
         self.rows.clear();
         self.keys.clear();
@@ -247,6 +283,8 @@ impl SelfContact {
         self.crossings = 0;
         // Off, the cloth may tangle: the first step with it on again counts.
         self.since_count = CHECK_EVERY;
+        self.untangling = false;
+        self.untangle_failed = false;
         self.tangled.iter_mut().for_each(|t| *t = false);
     }
 
@@ -278,10 +316,14 @@ impl SelfContact {
         if self.covers(x1, reach) {
             if self.stale {
                 let x0 = &self.x0;
+                let ordering = self.ordering;
+                let tangled = &self.tangled;
                 for c in &mut self.candidates {
                     let x: [DVec3; 4] = c.p.map(|i| x0[i as usize]);
                     c.d0 = narrow::pair_distance(c.kind, &x);
                     c.rowed = false;
+                    c.tangled = c.p.iter().any(|&i| tangled[i as usize])
+                        || (ordering && c.d0 < PRESSED * self.gap);
                 }
                 self.stale = false;
             }
@@ -356,8 +398,10 @@ impl SelfContact {
         // margin: it moves by at most its motion bound relative to its first point, so a
         // pair that stays beyond the margin on the way to `x1` stays beyond `reach` on any
         // motion `covers` accepts — the same argument as for the boxes.
+        let ordering = self.ordering;
+        let self_gap = self.gap;
         let within = |kind: PairKind, p: &[u32; 4]| {
-            if static_all(p) || any_tangled(p) {
+            if static_all(p) || (any_tangled(p) && !ordering) {
                 return None;
             }
             let x: [DVec3; 4] = p.map(|i| x0[i as usize]);
@@ -382,6 +426,7 @@ impl SelfContact {
                 let kind = PairKind::VertexTriangle;
                 if let Some(d0) = within(kind, &p) {
                     found.push(Candidate {
+                        tangled: any_tangled(&p) || (ordering && d0 < PRESSED * self_gap),
                         kind,
                         p,
                         key: (u64::from(v) << 32) | t as u64,
@@ -414,6 +459,7 @@ impl SelfContact {
                 let kind = PairKind::EdgeEdge;
                 if let Some(d0) = within(kind, &p) {
                     found.push(Candidate {
+                        tangled: any_tangled(&p) || (ordering && d0 < PRESSED * self_gap),
                         kind,
                         p,
                         key: (1 << 63) | ((i as u64) << 32) | u64::from(j),
@@ -435,6 +481,10 @@ impl SelfContact {
         let reach = DETECT_REACH * gap;
         self.thickness_hint = reach;
         self.ensure_candidates(x1, inv_mass, reach);
+        let ordering = self.ordering;
+        if ordering {
+            self.order_pressed_layers(gap);
+        }
         let mut added = 0;
         if !self.lip_rows {
             self.lip_rows = true;
@@ -472,12 +522,197 @@ impl SelfContact {
             // Found once a step: a pair that needs no row is not tested again.
             self.keys.insert(c.key);
             self.candidates[ci].rowed = true;
-            if let Some(row) = make_row(c.kind, c.p, &s, t, gap, c.lip) {
+            let side = if ordering && !c.lip {
+                let r = self.layers.root(c.p[0]) as usize;
+                Some(self.side[r]).filter(|s| *s != 0.0)
+            } else {
+                None
+            };
+            if ordering && side.is_none() && c.p.iter().any(|&i| self.tangled[i as usize]) {
+                continue;
+            }
+            if let Some(row) = make_row(c.kind, c.p, &s, t, gap, c.lip, side) {
                 self.rows.push(row);
                 added += 1;
             }
         }
         added
+    }
+
+    /// The order of layers that lie on each other while the cloth is untangling: the
+    /// vertex–triangle candidates within the gap at the step's start join their particles
+    /// into components (an overlap of two layers each), and each component votes which
+    /// side of a triangle's winding its vertices lie on, each pair weighed by how far off
+    /// the plane it lies — pairs pressed flat, whose side is round-off, weigh nothing, and
+    /// the pairs clearly apart decide for them ([`make_row`] turns their rows that way).
+    fn order_pressed_layers(&mut self, gap: f64) {
+        let n = self.x0.len();
+        self.layers.reset(n);
+        let x0 = &self.x0;
+        for c in &self.candidates {
+            if c.kind == PairKind::VertexTriangle && c.d0 < gap && !c.lip {
+                for k in 1..4 {
+                    self.layers.union(c.p[0], c.p[k]);
+                }
+            }
+        }
+        self.side.clear();
+        self.side.resize(n, 0.0);
+        for c in &self.candidates {
+            if c.kind != PairKind::VertexTriangle || c.d0 >= gap || c.lip {
+                continue;
+            }
+            let [v, a, b, t] = c.p.map(|i| x0[i as usize]);
+            let normal = (b - a).cross(t - a).normalize_or_zero();
+            let (q, _) = narrow::closest_on_triangle(v, a, b, t);
+            let off = (v - q).dot(normal);
+            let r = self.layers.root(c.p[0]) as usize;
+            self.side[r] += off;
+        }
+        for s in &mut self.side {
+            *s = if *s > 0.0 {
+                1.0
+            } else if *s < 0.0 {
+                -1.0
+            } else {
+                0.0
+            };
+        }
+    }
+
+    /// Start a tangled step's untangling (Baraff, Witkin & Kass 2003, "Untangling cloth",
+    /// pushes the regions that cross apart; here each crossing pair, from the rings around
+    /// it): the end of each crossing edge that lies on the other side of the crossed
+    /// triangle's plane from most of the edge's first two rings moves to their side, to
+    /// half the gap past the plane and at most the gap, and the triangle's corners a
+    /// quarter of the gap the other way. Each particle's push is halved until no
+    /// constraint at it (`cloth_edges`) is longer than the tolerance allows or than it
+    /// was, so a push never leaves a stretch the step's solve would have to take back;
+    /// a particle in a zone of the last step is not pushed (a zone keeps the lengths it
+    /// starts with). Moves `x` and the step's start positions alike; returns how many
+    /// particles moved. Also decides whether this step orders pressed layers
+    /// ([`SelfContact::untangling`]).
+    pub fn untangle(
+        &mut self,
+        cloth_edges: (&[[u32; 2]], &[f64]),
+        x: &mut [DVec3],
+        inv_mass: &[f64],
+        tolerance: f64,
+    ) -> usize {
+        self.ordering = self.untangling;
+        let n = x.len();
+        if !self.ordering
+            || self.crossing_pairs.is_empty()
+            || n != self.surface.particles
+            || self.x0.len() != n
+        {
+            return 0;
+        }
+        let mut adjacent: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for &[a, b] in &self.surface.edges {
+            adjacent[a as usize].push(b);
+            adjacent[b as usize].push(a);
+        }
+        let gap = self.gap.max(f64::MIN_POSITIVE);
+        let mut push = vec![DVec3::ZERO; n];
+        let mut pushes = vec![0u32; n];
+        for &(e, tri) in &self.crossing_pairs {
+            let [a, b, c] = tri.map(|i| x[i as usize]);
+            let normal = (b - a).cross(c - a).normalize_or_zero();
+            if normal == DVec3::ZERO {
+                continue;
+            }
+            // The edge's first two rings, the triangle's corners left out, vote its side.
+            let mut seen: HashSet<u32> = e.iter().chain(&tri).copied().collect();
+            let mut ring: Vec<u32> = e.to_vec();
+            let mut front = ring.clone();
+            for _ in 0..2 {
+                let mut next = Vec::new();
+                for &i in &front {
+                    next.extend(adjacent[i as usize].iter().filter(|&&j| seen.insert(j)));
+                }
+                ring.extend_from_slice(&next);
+                front = next;
+            }
+            let vote: f64 = ring
+                .iter()
+                .map(|&j| (x[j as usize] - a).dot(normal).signum())
+                .sum();
+            if vote == 0.0 {
+                continue;
+            }
+            let side = normal * vote.signum();
+            for &p in &e {
+                let off = (x[p as usize] - a).dot(side);
+                if off < 0.5 * gap && inv_mass[p as usize] > 0.0 {
+                    push[p as usize] += side * (0.5 * gap - off).min(gap);
+                    pushes[p as usize] += 1;
+                }
+            }
+            for &q in &tri {
+                if inv_mass[q as usize] > 0.0 {
+                    push[q as usize] -= side * (0.25 * gap);
+                    pushes[q as usize] += 1;
+                }
+            }
+        }
+        let (edges, rest) = cloth_edges;
+        let mut incident: Vec<Vec<(u32, f64)>> = vec![Vec::new(); n];
+        for (&[a, b], &l) in edges.iter().zip(rest) {
+            incident[a as usize].push((b, l));
+            incident[b as usize].push((a, l));
+        }
+        let mut moved = 0;
+        for i in 0..n {
+            if pushes[i] == 0 || self.zoned.get(i).copied().unwrap_or(false) {
+                continue;
+            }
+            let fits = |d: DVec3| {
+                incident[i].iter().all(|&(j, l)| {
+                    let now = x[i].distance(x[j as usize]);
+                    (x[i] + d).distance(x[j as usize]) <= (l * (1.0 + tolerance)).max(now)
+                })
+            };
+            let mut d = push[i] / f64::from(pushes[i]);
+            let mut halvings = 0;
+            while !fits(d) && halvings < UNTANGLE_HALVINGS {
+                d *= 0.5;
+                halvings += 1;
+            }
+            if fits(d) {
+                x[i] += d;
+                self.x0[i] += d;
+                moved += 1;
+            }
+        }
+        if moved > 0 {
+            // The start positions changed: candidates and their distances with them.
+            self.gathered = false;
+        }
+        moved
+    }
+
+    /// Whether the layer order moves a pair through itself: a vertex–triangle pair within
+    /// the gap that starts on the other side of its triangle from the one its component
+    /// voted for ([`SelfContact::order_pressed_layers`]). Its row takes it through on
+    /// purpose; the fail-safe would hold it where it is.
+    fn ordered_through(&self, c: &Candidate) -> bool {
+        if c.d0 >= self.gap || c.lip {
+            return false;
+        }
+        let side = self.side[self.layers.root(c.p[0]) as usize];
+        if side == 0.0 {
+            return false;
+        }
+        match c.kind {
+            PairKind::EdgeEdge => false,
+            PairKind::VertexTriangle => {
+                let [v, a, b, t] = c.p.map(|i| self.x0[i as usize]);
+                let normal = (b - a).cross(t - a).normalize_or_zero();
+                let (q, _) = narrow::closest_on_triangle(v, a, b, t);
+                (v - q).dot(normal) * side <= 0.0
+            }
+        }
     }
 
     /// How far apart at the step's start the copies are that join a lip pair's features
@@ -630,13 +865,17 @@ impl SelfContact {
         // first): only pairs with one of them can have come into touch.
         let mut changed = vec![true; n];
         let mut last = x.to_vec();
+        let ordering = self.ordering && self.side.len() == n;
         let mut rounds = 0;
         loop {
             self.ensure_candidates(x, inv_mass, TOUCH);
             let mut merged = false;
             for ci in 0..self.candidates.len() {
                 let c = self.candidates[ci];
-                if !c.p.iter().any(|&i| changed[i as usize]) {
+                if c.tangled || !c.p.iter().any(|&i| changed[i as usize]) {
+                    continue;
+                }
+                if ordering && self.ordered_through(&c) {
                     continue;
                 }
                 if c.lip && (self.opening(&c) < LIP_OPEN * self.gap || self.lip_crossed(&c.p)) {
@@ -929,13 +1168,38 @@ impl SelfContact {
     /// cloth — and every [`CHECK_EVERY`] steps as a check of that reasoning.
     pub fn check_crossings(&mut self, x: &[DVec3]) -> usize {
         self.since_count += 1;
-        let crossings = if self.crossings > 0 || self.since_count >= CHECK_EVERY {
+        let crossings = if self.crossings > 0 || self.untangling || self.since_count >= CHECK_EVERY
+        {
             self.count_crossings(x)
         } else {
             0
         };
         self.crossings = crossings;
+        if self.ordering && self.zoned.iter().any(|&z| z) {
+            self.untangle_failed = true;
+        }
+        if crossings == 0 {
+            self.untangle_failed = false;
+        }
+        if self.untangle_failed {
+            self.untangling = false;
+        } else if crossings > 0 {
+            self.untangling = true;
+        } else if self.untangling {
+            // Untangled: ordered on while layers still lie pressed flat.
+            let gap = self.gap;
+            self.untangling = self
+                .candidates
+                .iter()
+                .any(|c| c.d0 < PRESSED * gap && !c.lip);
+        }
         crossings
+    }
+
+    /// Whether the cloth is being untangled: crossings at the last count, or layers still
+    /// pressed flat since.
+    pub fn untangling(&self) -> bool {
+        self.untangling
     }
 
     /// Whether particle `i` is in one of the step's rows.
@@ -978,10 +1242,12 @@ impl SelfContact {
     fn crossings_in_grid(&mut self, x: &[DVec3]) -> usize {
         let s = &self.surface;
         let mut count = 0;
+        self.crossing_pairs.clear();
         for e in &s.edges {
             let (p, q) = (x[e[0] as usize], x[e[1] as usize]);
             let b = Aabb::EMPTY.grow(p).grow(q);
             let tangled = &mut self.tangled;
+            let pairs = &mut self.crossing_pairs;
             self.tri_grid.query(&b, |t| {
                 let tri = s.triangles[t as usize];
                 if s.shared(e, &tri) != Shared::Nothing {
@@ -991,6 +1257,7 @@ impl SelfContact {
                 let [a, b, c] = tri.map(|i| x[i as usize]);
                 if narrow::segment_crosses_triangle(p, q, a, b, c) {
                     count += 1;
+                    pairs.push((*e, tri));
                     for i in e.iter().chain(&tri) {
                         tangled[*i as usize] = true;
                     }
@@ -1107,6 +1374,14 @@ pub fn lip_normal(u: DVec3, v: DVec3, w: DVec3) -> Option<DVec3> {
 /// `lip`: a pair of the lips of a cut ([`LIP_OPEN`]) gets an edge–edge row wherever its
 /// closest points lie, since the vertex–triangle pair that would keep it apart may be one
 /// of copies still together, which has none.
+///
+/// `side`: the side of the triangle's winding its layer lies on, while the cloth is
+/// untangling ([`SelfContact::order_pressed_layers`]). A vertex over the triangle's inside
+/// and nearer its plane than the gap, or one pressed flat on it anywhere (within
+/// [`PRESSED`] × the gap), gets its row along the triangle's normal on that side — the
+/// closest points of layers pressed flat give a direction of round-off, which pointed half
+/// of a fold's flap down through the sheet; an edge–edge pair pressed flat gets no row
+/// (the vertex–triangle rows of two coplanar layers keep them apart).
 fn make_row(
     kind: PairKind,
     p: [u32; 4],
@@ -1114,6 +1389,7 @@ fn make_row(
     t: f64,
     gap: f64,
     lip: bool,
+    side: Option<f64>,
 ) -> Option<SelfRow> {
     let x0 = &s.x0;
     let weights = |x: &[DVec3; 4]| match kind {
@@ -1129,6 +1405,25 @@ fn make_row(
     let sep = |w: &[f64; 4], x: &[DVec3; 4]| -> DVec3 { (0..4).map(|k| x[k] * w[k]).sum() };
     let w = weights(x0);
     let d = sep(&w, x0);
+    if let Some(side) = side {
+        let pressed = d.length() < PRESSED * gap;
+        if kind == PairKind::EdgeEdge {
+            if pressed {
+                return None;
+            }
+        } else {
+            let normal = (x0[2] - x0[1]).cross(x0[3] - x0[1]).normalize_or_zero();
+            let inside = w[1..].iter().all(|&b| b < -1e-3);
+            if normal != DVec3::ZERO && ((inside && d.dot(normal).abs() < gap) || pressed) {
+                return Some(SelfRow {
+                    p,
+                    w,
+                    n: normal * side,
+                    gap,
+                });
+            }
+        }
+    }
     if kind == PairKind::EdgeEdge && d.length() > 1e-9 && w.contains(&0.0) && !lip {
         // The closest points are an end of an edge: that particle is at least as close to
         // a triangle the other edge bounds, whose vertex–triangle row keeps the pair
@@ -1161,7 +1456,7 @@ mod tests {
 
     /// The row of four particles at rest at `x`, with a 4 mm gap.
     fn row_of(kind: PairKind, x: [DVec3; 4], lip: bool) -> Option<SelfRow> {
-        make_row(kind, [0, 1, 2, 3], &still(x), 0.0, 0.004, lip)
+        make_row(kind, [0, 1, 2, 3], &still(x), 0.0, 0.004, lip, None)
     }
 
     /// Two edges crossing at an angle 3 mm apart get an edge–edge row along the line
