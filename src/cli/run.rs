@@ -102,6 +102,11 @@ pub struct RunArgs {
     /// Self-collision on or off (`true`/`false`) [default: on, as in the app].
     #[arg(long, value_name = "BOOL")]
     pub self_collision: Option<bool>,
+    /// Self-collision off until this step (of `--dt`), then on: the cloth switched on over
+    /// what it did without it, as the panel's checkbox does (a fold laid through itself is
+    /// untangled).
+    #[arg(long, value_name = "STEP", conflicts_with = "self_collision")]
+    pub self_collision_from: Option<u64>,
     /// Cloth thickness for self-contact, m (capped at half the shortest edge).
     #[arg(long, allow_negative_numbers = true, default_value_t = crate::sim::params::DEFAULT_THICKNESS)]
     pub thickness: f64,
@@ -326,8 +331,11 @@ pub struct TearSummary {
 /// What self-contact did over a run ([`crate::sim::contact`]).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct SelfSummary {
-    /// Self-collision was on (`--self-collision`, else the scene's default).
+    /// Self-collision was on (`--self-collision`, else the scene's default), at least from
+    /// `from_step` on.
     pub enabled: bool,
+    /// The step it was switched on at (`--self-collision-from`), if it was.
+    pub from_step: Option<u64>,
     /// Cloth thickness, m (before the cap at half the shortest edge).
     pub thickness: f64,
     /// Friction coefficient of every contact.
@@ -543,7 +551,10 @@ pub fn build_world(args: &RunArgs) -> Result<World, String> {
         sle_max_solves: args.max_solves,
         newton_max_steps: args.newton_steps,
         lock_taut_chains: !args.no_taut_lock,
-        self_collision: args.self_collision.unwrap_or(config::SELF_COLLISION),
+        self_collision: match args.self_collision_from {
+            Some(from) => from == 0,
+            None => args.self_collision.unwrap_or(config::SELF_COLLISION),
+        },
         thickness: args.thickness,
         friction: args.friction,
         tear_strength: args.tear_strength,
@@ -750,7 +761,8 @@ pub fn simulate(
         fallback_steps: 0,
         taut_lock: world.params.lock_taut_chains,
         self_contact: SelfSummary {
-            enabled: world.params.self_collision,
+            enabled: world.params.self_collision || args.self_collision_from.is_some(),
+            from_step: args.self_collision_from,
             thickness: world.params.thickness,
             friction: world.params.friction,
             ..SelfSummary::default()
@@ -808,7 +820,10 @@ pub fn simulate(
     let mut times = Vec::with_capacity(args.steps.min(1 << 16) as usize);
     let mut self_ms = 0.0;
     let mut iters: Vec<u32> = Vec::with_capacity(args.steps.min(1 << 16) as usize);
-    for _ in 0..args.steps {
+    for step in 0..args.steps {
+        if args.self_collision_from == Some(step) {
+            world.params.self_collision = true;
+        }
         let stats: StepStats =
             match step_frame(&mut world, solver.as_mut(), args.substeps(), &mut drags) {
                 Ok(s) => s,
