@@ -625,6 +625,7 @@ impl World {
                         (&t.edges, &t.rest),
                         &mut p.x,
                         &p.inv_mass,
+                        self.params.thickness,
                         self.params.tolerance,
                     );
                     self.detect_self_contacts();
