@@ -41,6 +41,7 @@ pub mod broad;
 pub mod narrow;
 pub mod set;
 pub mod surface;
+mod untangle;
 pub mod zones;
 
 use std::collections::HashSet;
@@ -78,9 +79,6 @@ pub const DETECT_REACH: f64 = 1.5;
 /// longer crosses, as a tangled particle is, but alone: the pairs around it that share
 /// no copy stay guarded, so the crossing cannot spread beyond the lips.
 pub const LIP_OPEN: f64 = 0.1;
-
-/// Times an untangling push is halved before it is given up ([`SelfContact::untangle`]).
-const UNTANGLE_HALVINGS: u32 = 12;
 
 /// Below this fraction of the gap at a step's start, a pair lies pressed on its other
 /// feature: while untangling, ordered by layer and left to the rows.
@@ -541,188 +539,6 @@ impl SelfContact {
             }
         }
         added
-    }
-
-    /// The order of layers that lie on each other while the cloth is untangling: the
-    /// vertex–triangle candidates within the gap at the step's start join their particles
-    /// into components (an overlap of two layers each), and each component votes which
-    /// side of a triangle's winding its vertices lie on, each pair weighed by how far off
-    /// the plane it lies — pairs pressed flat, whose side is round-off, weigh nothing, and
-    /// the pairs clearly apart decide for them ([`make_row`] turns their rows that way).
-    fn order_pressed_layers(&mut self, gap: f64) {
-        let n = self.x0.len();
-        self.layers.reset(n);
-        let x0 = &self.x0;
-        for c in &self.candidates {
-            if c.kind == PairKind::VertexTriangle && c.d0 < gap && !c.lip {
-                for k in 1..4 {
-                    self.layers.union(c.p[0], c.p[k]);
-                }
-            }
-        }
-        self.side.clear();
-        self.side.resize(n, 0.0);
-        for c in &self.candidates {
-            if c.kind != PairKind::VertexTriangle || c.d0 >= gap || c.lip {
-                continue;
-            }
-            let [v, a, b, t] = c.p.map(|i| x0[i as usize]);
-            let normal = (b - a).cross(t - a).normalize_or_zero();
-            let (q, _) = narrow::closest_on_triangle(v, a, b, t);
-            let off = (v - q).dot(normal);
-            let r = self.layers.root(c.p[0]) as usize;
-            self.side[r] += off;
-        }
-        for s in &mut self.side {
-            *s = if *s > 0.0 {
-                1.0
-            } else if *s < 0.0 {
-                -1.0
-            } else {
-                0.0
-            };
-        }
-    }
-
-    /// Start a tangled step's untangling (Baraff, Witkin & Kass 2003, "Untangling cloth",
-    /// pushes the regions that cross apart; here each crossing pair, from the rings around
-    /// it): the end of each crossing edge that lies on the other side of the crossed
-    /// triangle's plane from most of the edge's first two rings moves to their side, to
-    /// half the gap past the plane and at most the gap, and the triangle's corners a
-    /// quarter of the gap the other way. Each particle's push is halved until no
-    /// constraint at it (`cloth_edges`) is longer than the tolerance allows or than it
-    /// was, so a push never leaves a stretch the step's solve would have to take back;
-    /// a particle in a zone of the last step is not pushed (a zone keeps the lengths it
-    /// starts with). Moves `x` and the step's start positions alike; returns how many
-    /// particles moved. The gap is `thickness` capped ([`SelfContact::thickness`]). Also
-    /// decides whether this step orders pressed layers ([`SelfContact::untangling`]). The
-    /// step whose tangle was found at its own start (self-collision just turned on) only
-    /// orders them: pushed at once as well, the fold kept crossings for 4 steps instead of
-    /// 1 (19 at most against 16).
-    pub fn untangle(
-        &mut self,
-        cloth_edges: (&[[u32; 2]], &[f64]),
-        x: &mut [DVec3],
-        inv_mass: &[f64],
-        thickness: f64,
-        tolerance: f64,
-    ) -> usize {
-        self.ordering = self.untangling;
-        let first = std::mem::take(&mut self.ordering_only);
-        let n = x.len();
-        if !self.ordering
-            || first
-            || self.crossing_pairs.is_empty()
-            || n != self.surface.particles
-            || self.x0.len() != n
-        {
-            return 0;
-        }
-        let mut adjacent: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for &[a, b] in &self.surface.edges {
-            adjacent[a as usize].push(b);
-            adjacent[b as usize].push(a);
-        }
-        let gap = self.thickness(thickness);
-        let mut push = vec![DVec3::ZERO; n];
-        let mut pushes = vec![0u32; n];
-        for &(e, tri) in &self.crossing_pairs {
-            let [a, b, c] = tri.map(|i| x[i as usize]);
-            let normal = (b - a).cross(c - a).normalize_or_zero();
-            if normal == DVec3::ZERO {
-                continue;
-            }
-            // The edge's first two rings, the triangle's corners left out, vote its side.
-            let mut seen: HashSet<u32> = e.iter().chain(&tri).copied().collect();
-            let mut ring: Vec<u32> = e.to_vec();
-            let mut front = ring.clone();
-            for _ in 0..2 {
-                let mut next = Vec::new();
-                for &i in &front {
-                    next.extend(adjacent[i as usize].iter().filter(|&&j| seen.insert(j)));
-                }
-                ring.extend_from_slice(&next);
-                front = next;
-            }
-            let vote: f64 = ring
-                .iter()
-                .map(|&j| (x[j as usize] - a).dot(normal).signum())
-                .sum();
-            if vote == 0.0 {
-                continue;
-            }
-            let side = normal * vote.signum();
-            for &p in &e {
-                let off = (x[p as usize] - a).dot(side);
-                if off < 0.5 * gap && inv_mass[p as usize] > 0.0 {
-                    push[p as usize] += side * (0.5 * gap - off).min(gap);
-                    pushes[p as usize] += 1;
-                }
-            }
-            for &q in &tri {
-                if inv_mass[q as usize] > 0.0 {
-                    push[q as usize] -= side * (0.25 * gap);
-                    pushes[q as usize] += 1;
-                }
-            }
-        }
-        let (edges, rest) = cloth_edges;
-        let mut incident: Vec<Vec<(u32, f64)>> = vec![Vec::new(); n];
-        for (&[a, b], &l) in edges.iter().zip(rest) {
-            incident[a as usize].push((b, l));
-            incident[b as usize].push((a, l));
-        }
-        let mut moved = 0;
-        for i in 0..n {
-            if pushes[i] == 0 || self.zoned.get(i).copied().unwrap_or(false) {
-                continue;
-            }
-            let fits = |d: DVec3| {
-                incident[i].iter().all(|&(j, l)| {
-                    let now = x[i].distance(x[j as usize]);
-                    (x[i] + d).distance(x[j as usize]) <= (l * (1.0 + tolerance)).max(now)
-                })
-            };
-            let mut d = push[i] / f64::from(pushes[i]);
-            let mut halvings = 0;
-            while !fits(d) && halvings < UNTANGLE_HALVINGS {
-                d *= 0.5;
-                halvings += 1;
-            }
-            if fits(d) {
-                x[i] += d;
-                self.x0[i] += d;
-                moved += 1;
-            }
-        }
-        if moved > 0 {
-            // The start positions changed: candidates and their distances with them.
-            self.gathered = false;
-        }
-        moved
-    }
-
-    /// Whether the layer order moves a pair through itself: a vertex–triangle pair within
-    /// the gap that starts on the other side of its triangle from the one its component
-    /// voted for ([`SelfContact::order_pressed_layers`]). Its row takes it through on
-    /// purpose; the fail-safe would hold it where it is.
-    fn ordered_through(&self, c: &Candidate) -> bool {
-        if c.d0 >= self.gap || c.lip {
-            return false;
-        }
-        let side = self.side[self.layers.root(c.p[0]) as usize];
-        if side == 0.0 {
-            return false;
-        }
-        match c.kind {
-            PairKind::EdgeEdge => false,
-            PairKind::VertexTriangle => {
-                let [v, a, b, t] = c.p.map(|i| self.x0[i as usize]);
-                let normal = (b - a).cross(t - a).normalize_or_zero();
-                let (q, _) = narrow::closest_on_triangle(v, a, b, t);
-                (v - q).dot(normal) * side <= 0.0
-            }
-        }
     }
 
     /// How far apart at the step's start the copies are that join a lip pair's features
