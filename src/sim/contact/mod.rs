@@ -318,14 +318,13 @@ impl SelfContact {
         if self.covers(x1, reach) {
             if self.stale {
                 let x0 = &self.x0;
-                let ordering = self.ordering;
+                let pressed = self.pressed();
                 let tangled = &self.tangled;
                 for c in &mut self.candidates {
                     let x: [DVec3; 4] = c.p.map(|i| x0[i as usize]);
                     c.d0 = narrow::pair_distance(c.kind, &x);
                     c.rowed = false;
-                    c.tangled = c.p.iter().any(|&i| tangled[i as usize])
-                        || (ordering && c.d0 < PRESSED * self.gap);
+                    c.tangled = c.p.iter().any(|&i| tangled[i as usize]) || c.d0 < pressed;
                 }
                 self.stale = false;
             }
@@ -401,7 +400,7 @@ impl SelfContact {
         // pair that stays beyond the margin on the way to `x1` stays beyond `reach` on any
         // motion `covers` accepts — the same argument as for the boxes.
         let ordering = self.ordering;
-        let self_gap = self.gap;
+        let pressed = self.pressed();
         let within = |kind: PairKind, p: &[u32; 4]| {
             if static_all(p) || (any_tangled(p) && !ordering) {
                 return None;
@@ -428,7 +427,7 @@ impl SelfContact {
                 let kind = PairKind::VertexTriangle;
                 if let Some(d0) = within(kind, &p) {
                     found.push(Candidate {
-                        tangled: any_tangled(&p) || (ordering && d0 < PRESSED * self_gap),
+                        tangled: any_tangled(&p) || d0 < pressed,
                         kind,
                         p,
                         key: (u64::from(v) << 32) | t as u64,
@@ -461,7 +460,7 @@ impl SelfContact {
                 let kind = PairKind::EdgeEdge;
                 if let Some(d0) = within(kind, &p) {
                     found.push(Candidate {
-                        tangled: any_tangled(&p) || (ordering && d0 < PRESSED * self_gap),
+                        tangled: any_tangled(&p) || d0 < pressed,
                         kind,
                         p,
                         key: (1 << 63) | ((i as u64) << 32) | u64::from(j),
@@ -1020,6 +1019,16 @@ impl SelfContact {
                 .any(|c| c.d0 < PRESSED * gap && !c.lip);
         }
         crossings
+    }
+
+    /// Below what start distance a pair is pressed this step ([`PRESSED`] × the gap while
+    /// the layers are ordered, else none): left to the rows, out of the fail-safe.
+    fn pressed(&self) -> f64 {
+        if self.ordering {
+            PRESSED * self.gap
+        } else {
+            0.0
+        }
     }
 
     /// Whether the cloth is being untangled: crossings at the last count, or layers still

@@ -38,21 +38,11 @@ impl SelfContact {
             if c.kind != PairKind::VertexTriangle || c.d0 >= gap || c.lip {
                 continue;
             }
-            let [v, a, b, t] = c.p.map(|i| x0[i as usize]);
-            let normal = (b - a).cross(t - a).normalize_or_zero();
-            let (q, _) = narrow::closest_on_triangle(v, a, b, t);
-            let off = (v - q).dot(normal);
             let r = self.layers.root(c.p[0]) as usize;
-            self.side[r] += off;
+            self.side[r] += off_plane(x0, &c.p);
         }
-        for s in &mut self.side {
-            *s = if *s > 0.0 {
-                1.0
-            } else if *s < 0.0 {
-                -1.0
-            } else {
-                0.0
-            };
+        for s in self.side.iter_mut().filter(|s| **s != 0.0) {
+            *s = s.signum();
         }
     }
 
@@ -90,11 +80,7 @@ impl SelfContact {
         {
             return 0;
         }
-        let mut adjacent: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for &[a, b] in &self.surface.edges {
-            adjacent[a as usize].push(b);
-            adjacent[b as usize].push(a);
-        }
+        let adjacent = incident(n, &self.surface.edges);
         let gap = self.thickness(thickness);
         let mut push = vec![DVec3::ZERO; n];
         let mut pushes = vec![0u32; n];
@@ -111,7 +97,8 @@ impl SelfContact {
             for _ in 0..2 {
                 let mut next = Vec::new();
                 for &i in &front {
-                    next.extend(adjacent[i as usize].iter().filter(|&&j| seen.insert(j)));
+                    let around = adjacent[i as usize].iter().map(|&(j, _)| j);
+                    next.extend(around.filter(|&j| seen.insert(j)));
                 }
                 ring.extend_from_slice(&next);
                 front = next;
@@ -139,18 +126,15 @@ impl SelfContact {
             }
         }
         let (edges, rest) = cloth_edges;
-        let mut incident: Vec<Vec<(u32, f64)>> = vec![Vec::new(); n];
-        for (&[a, b], &l) in edges.iter().zip(rest) {
-            incident[a as usize].push((b, l));
-            incident[b as usize].push((a, l));
-        }
+        let constraints = incident(n, edges);
         let mut moved = 0;
         for i in 0..n {
             if pushes[i] == 0 || self.zoned.get(i).copied().unwrap_or(false) {
                 continue;
             }
             let fits = |d: DVec3| {
-                incident[i].iter().all(|&(j, l)| {
+                constraints[i].iter().all(|&(j, e)| {
+                    let l = rest[e];
                     let now = x[i].distance(x[j as usize]);
                     (x[i] + d).distance(x[j as usize]) <= (l * (1.0 + tolerance)).max(now)
                 })
@@ -186,14 +170,25 @@ impl SelfContact {
         if side == 0.0 {
             return false;
         }
-        match c.kind {
-            PairKind::EdgeEdge => false,
-            PairKind::VertexTriangle => {
-                let [v, a, b, t] = c.p.map(|i| self.x0[i as usize]);
-                let normal = (b - a).cross(t - a).normalize_or_zero();
-                let (q, _) = narrow::closest_on_triangle(v, a, b, t);
-                (v - q).dot(normal) * side <= 0.0
-            }
-        }
+        c.kind == PairKind::VertexTriangle && off_plane(&self.x0, &c.p) * side <= 0.0
     }
+}
+
+/// How far the vertex of a vertex–triangle pair `p` lies off its triangle's plane at `x`,
+/// along the triangle's unit normal (its winding), measured from its closest point.
+fn off_plane(x: &[DVec3], p: &[u32; 4]) -> f64 {
+    let [v, a, b, t] = p.map(|i| x[i as usize]);
+    let normal = (b - a).cross(t - a).normalize_or_zero();
+    let (q, _) = narrow::closest_on_triangle(v, a, b, t);
+    (v - q).dot(normal)
+}
+
+/// Each of `n` particles' neighbours over `edges`, with the edge's index.
+fn incident(n: usize, edges: &[[u32; 2]]) -> Vec<Vec<(u32, usize)>> {
+    let mut around: Vec<Vec<(u32, usize)>> = vec![Vec::new(); n];
+    for (e, &[a, b]) in edges.iter().enumerate() {
+        around[a as usize].push((b, e));
+        around[b as usize].push((a, e));
+    }
+    around
 }
