@@ -57,6 +57,7 @@ struct Tally {
     most_zone_rounds: u32,
     recovered: u64,
     whole: usize,
+    whole_by_contact: usize,
     frozen: usize,
     rounds_cut: usize,
 }
@@ -126,6 +127,12 @@ fn checked_step(
             && inv_mass.iter().zip(mask).all(|(&k, &z)| z || k == 0.0);
         assert_eq!(stats.zone_held_whole, whole, "{what}: whole-cloth zones");
         tally.whole += usize::from(whole);
+        // Whole by contact is a kind of whole: the zones before any growth held it.
+        assert!(
+            !stats.zone_contacts_whole || whole,
+            "{what}: the contacts' zones held the whole cloth, the step's did not"
+        );
+        tally.whole_by_contact += usize::from(stats.zone_contacts_whole);
         let still = w.cloth.particles.x.iter().zip(&before).all(|(a, b)| a == b);
         let dynamic = inv_mass.iter().any(|&k| k > 0.0);
         if still && dynamic && stats.impact_zones > 0 {
@@ -371,8 +378,8 @@ impl Tally {
     fn report_and_check(&self, label: &str, sessions: u64) {
         eprintln!(
             "{label}: {} steps, {} from a clean state with self-collision on; zones in {} \
-             steps (largest {:.0} % of the cloth; every particle that can move, on a clean state, in {}, \
-             frozen in {}), left stretched in {}; contact rounds cut short (two capped passes \
+             steps (largest {:.0} % of the cloth; every particle that can move, on a clean state, in {} \
+             — by the contacts' zones alone in {} —, frozen in {}), left stretched in {}; contact rounds cut short (two capped passes \
              or their work bound) in {}; at most {:.1} rows a particle, {} iterations, {} merge rounds in a \
              step; {} of {sessions} sessions back within {RECOVERY_TOLERANCE:e} after \
              {RECOVERY_STEPS} Newton steps",
@@ -381,6 +388,7 @@ impl Tally {
             self.zone_steps,
             100.0 * self.largest_zone,
             self.whole,
+            self.whole_by_contact,
             self.frozen,
             self.cut_short,
             self.rounds_cut,

@@ -956,6 +956,7 @@ fn self_collision_switched_on_mid_run_untangles_the_fold() {
     assert!(sc["max_crossings"].as_u64().unwrap() > 0, "{sc}");
     assert!(sc["crossing_steps"].as_u64().unwrap() <= 1, "{sc}");
     assert_eq!(sc["whole_zone_steps"], 0, "{sc}");
+    assert_eq!(sc["whole_by_contact_steps"], 0, "{sc}");
     assert!(
         r["max_strain"].as_f64().unwrap() <= 1e-4 * (1.0 + 1e-6),
         "{r}"

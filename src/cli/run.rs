@@ -355,6 +355,9 @@ pub struct SelfSummary {
     /// Steps whose zones held every particle that can move (the whole cloth moved
     /// rigidly).
     pub whole_zone_steps: u64,
+    /// Of those, steps whose zones by contact alone, before any growth, held every
+    /// particle that can move (the contacts span the cloth).
+    pub whole_by_contact_steps: u64,
     /// Steps that ended with (edge, triangle) pairs passing through each other.
     pub crossing_steps: u64,
     /// Most such pairs at the end of a step.
@@ -856,6 +859,7 @@ pub fn simulate(
         sc.resolve_steps += u64::from(stats.zone_resolves > 0);
         sc.cut_short_steps += u64::from(stats.zone_cut_short);
         sc.whole_zone_steps += u64::from(stats.zone_held_whole);
+        sc.whole_by_contact_steps += u64::from(stats.zone_contacts_whole);
         sc.crossing_steps += u64::from(stats.crossings > 0);
         sc.max_crossings = sc.max_crossings.max(stats.crossings);
         sc.gathers += u64::from(stats.self_gathers);

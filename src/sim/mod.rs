@@ -864,6 +864,8 @@ impl World {
         // of the colliders: where the repairs would hold the whole cloth still, the step
         // keeps these instead.
         let mut before_growth: Option<(Vec<DVec3>, Vec<DVec3>, contact::ZoneState, _)> = None;
+        // Whether the contacts' zones, before any growth, held every particle that can move.
+        let mut contacts_whole = None;
         let mut fs = loop {
             let t = &self.cloth.topology;
             let p = &mut self.cloth.particles;
@@ -897,6 +899,7 @@ impl World {
             if before_growth.is_none() {
                 let p = &self.cloth.particles;
                 let zones = self.selfc.zone_state();
+                contacts_whole = Some(self.selfc.held_whole(&p.inv_mass));
                 before_growth = Some((p.x.clone(), p.v.clone(), zones, fs));
             }
             if grows < contact::MAX_REPAIRS && self.grow_zones(contact::MAX_RINGS) {
@@ -948,6 +951,7 @@ impl World {
         stats.zone_resolves = resolves;
         stats.zone_cut_short = cut_short;
         stats.zone_held_whole = held_whole;
+        stats.zone_contacts_whole = held_whole && contacts_whole.unwrap_or(true);
         stats.crossings = crossings as u32;
         stats.self_gathers = self.selfc.gathers();
         stats.self_contact_time += t0.elapsed();

@@ -186,6 +186,10 @@ pub struct StepStats {
     /// step (a local fail-safe keeps this rare; docs/numerics.md, "The fail-safe stays
     /// local").
     pub zone_held_whole: bool,
+    /// The zones by contact alone — before any growth over the edges their rigid motion
+    /// stretched — held every particle that can move: the contacts span the cloth, and no
+    /// rule that keeps a zone to its contacts could have held less.
+    pub zone_contacts_whole: bool,
     /// (Edge, triangle) pairs of the cloth passing through each other at the end of the
     /// step; counted only with self-collision on.
     pub crossings: u32,
@@ -309,6 +313,7 @@ impl StepStats {
             zone_resolves: 0,
             zone_cut_short: false,
             zone_held_whole: false,
+            zone_contacts_whole: false,
             crossings: 0,
             self_gathers: 0,
             self_contact_time: Duration::ZERO,

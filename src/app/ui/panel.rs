@@ -540,8 +540,10 @@ fn readouts_section(ui: &mut egui::Ui, state: &SimState) {
                 s.self_contacts,
                 s.impact_zones,
                 s.zone_particles,
-                if s.zone_held_whole {
-                    ", the whole cloth"
+                if s.zone_contacts_whole {
+                    ", the whole cloth: its contacts span it"
+                } else if s.zone_held_whole {
+                    ", the whole cloth: grown over what it stretched"
                 } else {
                     ""
                 }
