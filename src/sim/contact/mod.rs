@@ -324,7 +324,7 @@ impl SelfContact {
                     let x: [DVec3; 4] = c.p.map(|i| x0[i as usize]);
                     c.d0 = narrow::pair_distance(c.kind, &x);
                     c.rowed = false;
-                    c.tangled = c.p.iter().any(|&i| tangled[i as usize]) || c.d0 < pressed;
+                    c.tangled = out_of_fail_safe(tangled, &c.p, c.d0, pressed);
                 }
                 self.stale = false;
             }
@@ -427,7 +427,7 @@ impl SelfContact {
                 let kind = PairKind::VertexTriangle;
                 if let Some(d0) = within(kind, &p) {
                     found.push(Candidate {
-                        tangled: any_tangled(&p) || d0 < pressed,
+                        tangled: out_of_fail_safe(tangled, &p, d0, pressed),
                         kind,
                         p,
                         key: (u64::from(v) << 32) | t as u64,
@@ -460,7 +460,7 @@ impl SelfContact {
                 let kind = PairKind::EdgeEdge;
                 if let Some(d0) = within(kind, &p) {
                     found.push(Candidate {
-                        tangled: any_tangled(&p) || d0 < pressed,
+                        tangled: out_of_fail_safe(tangled, &p, d0, pressed),
                         kind,
                         p,
                         key: (1 << 63) | ((i as u64) << 32) | u64::from(j),
@@ -1196,6 +1196,14 @@ pub fn lip_normal(u: DVec3, v: DVec3, w: DVec3) -> Option<DVec3> {
         }
     }
     best.map(|(_, n)| n)
+}
+
+/// Whether a candidate `p` with start distance `d0` is left out of the fail-safe
+/// ([`Candidate::tangled`]): it holds a particle of a crossing at the last count, or it
+/// starts pressed on its other feature (closer than `pressed`, which is 0 unless the
+/// layers are ordered, [`SelfContact::pressed`]).
+fn out_of_fail_safe(tangled: &[bool], p: &[u32; 4], d0: f64, pressed: f64) -> bool {
+    p.iter().any(|&i| tangled[i as usize]) || d0 < pressed
 }
 
 /// The row of a pair found at time `t` of its swept motion `s`: the closest points of the
