@@ -348,6 +348,10 @@ pub struct SelfSummary {
     pub zones: u64,
     /// Most particles in the zones of one step.
     pub max_zone_particles: u32,
+    /// Steps in which the cloth was projected around the zones, each a rigid body.
+    pub projection_steps: u64,
+    /// Newton iterations of those projections over the run.
+    pub projection_iterations: u64,
     /// Steps in which the cloth was solved again around the zones.
     pub resolve_steps: u64,
     /// Steps whose zones left an edge at their border beyond the tolerance.
@@ -856,6 +860,8 @@ pub fn simulate(
         sc.zones += u64::from(stats.impact_zones);
         sc.zone_steps += u64::from(stats.impact_zones > 0);
         sc.max_zone_particles = sc.max_zone_particles.max(stats.zone_particles);
+        sc.projection_steps += u64::from(stats.zone_projections > 0);
+        sc.projection_iterations += u64::from(stats.zone_projection_iterations);
         sc.resolve_steps += u64::from(stats.zone_resolves > 0);
         sc.cut_short_steps += u64::from(stats.zone_cut_short);
         sc.whole_zone_steps += u64::from(stats.zone_held_whole);

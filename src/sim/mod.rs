@@ -847,16 +847,20 @@ impl World {
 
     /// The guarantee after integration: what still touches on the step's path moves
     /// rigidly ([`contact::SelfContact::fail_safe`]), zones are moved out of the ball and
-    /// the ground, and zones whose rigid motion stretched an edge at their border grow
-    /// over it ring by ring, a bounded number of rings
-    /// ([`contact::SelfContact::grow_over_stretched`]), or the rest of the cloth is solved
-    /// again around them, each change checked again for contact. Where that would hold
+    /// the ground, and where a zone's rigid motion stretched an edge at its border the rest
+    /// of the cloth is projected back within its limits with every zone a rigid body
+    /// ([`contact::SelfContact::project_around_zones`]); where that does not converge, the
+    /// contacts' zones grow over the stretched edges ring by ring, a bounded number of
+    /// rings ([`contact::SelfContact::grow_over_stretched`]), or the rest of the cloth is
+    /// solved again around them, each change checked again for contact. Where that would hold
     /// every particle that can move where the step began, the contacts' zones from before
     /// the growth are kept instead, their borders left stretched (docs/numerics.md, "The
-    /// fail-safe stays local", repair 7). Then the crossings of the end state are counted.
+    /// fail-safe stays local", repair 8). Then the crossings of the end state are counted.
     fn self_contact_guarantee(&mut self, solver: &mut dyn Solver) {
         let t0 = Instant::now();
         let (mut pushes, mut grows, mut resolves, mut rounds) = (0, 0, 0, 0);
+        let mut projections = 0;
+        let mut projecting = true;
         let mut cut_short = false;
         let mut keep = false;
         let mut last_growth = false;
@@ -901,6 +905,22 @@ impl World {
                 let zones = self.selfc.zone_state();
                 contacts_whole = Some(self.selfc.held_whole(&p.inv_mass));
                 before_growth = Some((p.x.clone(), p.v.clone(), zones, fs));
+            }
+            if projecting {
+                if projections < contact::MAX_PROJECTIONS && self.project_around_zones() {
+                    // The rest of the cloth follows the zones as rigid bodies.
+                    projections += 1;
+                    continue;
+                }
+                projecting = false;
+                if let Some((x, v, zones, _)) = before_growth.clone().filter(|_| projections > 0) {
+                    // The projections did not settle: back to the contacts' zones, which
+                    // the growth and the re-solve take from there.
+                    let p = &mut self.cloth.particles;
+                    p.x = x;
+                    p.v = v;
+                    self.selfc.restore_zone_state(zones);
+                }
             }
             if grows < contact::MAX_REPAIRS && self.grow_zones(contact::MAX_RINGS) {
                 grows += 1;
@@ -971,6 +991,32 @@ impl World {
             self.params.tolerance,
             rings,
         )
+    }
+
+    /// Bring the cloth around the fail-safe's zones back within its limits, each zone a
+    /// rigid body ([`contact::SelfContact::project_around_zones`]); whether it did. Where
+    /// the projection did not converge, the positions and velocities are left as they were.
+    fn project_around_zones(&mut self) -> bool {
+        let t = &self.cloth.topology;
+        let p = &mut self.cloth.particles;
+        let (x, v) = (p.x.clone(), p.v.clone());
+        let done = self.selfc.project_around_zones(
+            (&t.edges, &t.rest),
+            &mut p.x,
+            &mut p.v,
+            &p.inv_mass,
+            self.params.dt,
+            self.params.tolerance,
+        );
+        if !done.converged {
+            p.x = x;
+            p.v = v;
+        }
+        let stats = self.current.as_mut().expect("step in progress");
+        // A projection refused outright (a tangled cloth) has no rows and did nothing.
+        stats.zone_projections += u32::from(done.rows > 0 || done.converged);
+        stats.zone_projection_iterations += done.iterations;
+        done.converged
     }
 
     /// Solve the step again with the fail-safe's zones held where their rigid motion put

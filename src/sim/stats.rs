@@ -179,6 +179,11 @@ pub struct StepStats {
     /// Times the cloth was solved again around the zones (each a position pass, counted
     /// in the iterations too): where growing them would not do.
     pub zone_resolves: u32,
+    /// Projections of the cloth around the zones, each zone a rigid body
+    /// ([`crate::sim::contact::project`]): tried before any growth.
+    pub zone_projections: u32,
+    /// Newton iterations (factorisations) of those projections.
+    pub zone_projection_iterations: u32,
     /// Neither growth nor a re-solve brought every edge at a zone's border back within the
     /// tolerance (the step's strain says by how much; the next step's solve takes it back).
     pub zone_cut_short: bool,
@@ -311,6 +316,8 @@ impl StepStats {
             contact_rounds_cut: false,
             zone_rounds: 0,
             zone_resolves: 0,
+            zone_projections: 0,
+            zone_projection_iterations: 0,
             zone_cut_short: false,
             zone_held_whole: false,
             zone_contacts_whole: false,

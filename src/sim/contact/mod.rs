@@ -21,8 +21,11 @@
 //! 3. **the fail-safe** ([`SelfContact::fail_safe`], [`zones`]) after integration: any
 //!    pair that still touches on the straight path from the step's start to its end is
 //!    merged into a rigid impact zone, which keeps its edge lengths; a zone grows only by
-//!    contacts, by a bounded number of rings over the edges its rigid motion stretched
-//!    ([`SelfContact::grow_over_stretched`]), and the rest of the cloth is solved again
+//!    contacts: the rest of the cloth is projected back within its limits around the
+//!    zones, each a rigid body of the projection ([`project`],
+//!    [`SelfContact::project_around_zones`]), and only where that does not converge does
+//!    a zone grow, by a bounded number of rings over the edges its rigid motion stretched
+//!    ([`SelfContact::grow_over_stretched`]), with the rest of the cloth solved again
 //!    around it where that does not do (`World`'s re-solve), so the cloth outside the
 //!    contacts moves on;
 //! 4. **the crossing count** ([`SelfContact::count_crossings`]) of the end state: (edge,
@@ -39,6 +42,7 @@
 
 pub mod broad;
 pub mod narrow;
+pub mod project;
 pub mod set;
 pub mod surface;
 mod untangle;
@@ -101,6 +105,11 @@ pub const MAX_REPAIRS: u32 = 2;
 /// cannot, one last growth has no bound ([`crate::sim::World`]), and what a zone held by a
 /// static particle leaves stretched the next step's solve takes back.
 pub const MAX_RINGS: u32 = 32;
+
+/// Times a step's fail-safe projects the cloth around its zones, each a rigid body
+/// ([`SelfContact::project_around_zones`]), before it grows them: each projection may
+/// bring the cloth into new contacts, which merge zones, which the next projects again.
+pub const MAX_PROJECTIONS: u32 = 8;
 
 /// Times a step solves the cloth again around the zones where growing them would not do
 /// ([`crate::sim::World`]).
@@ -600,12 +609,18 @@ impl SelfContact {
     /// among those the fail-safe did not guard — their copies together at the step's
     /// start — and those that crossed before ([`LIP_OPEN`]); returns how many cross.
     pub fn check_lips(&mut self, x: &[DVec3]) -> usize {
+        self.lips_crossed = self.crossing_lips(x);
+        self.lips_crossed.len()
+    }
+
+    /// The (edge, triangle) pairs of the lips that cross at `x` among those the fail-safe
+    /// does not guard ([`SelfContact::check_lips`]), as particle sets.
+    fn crossing_lips(&self, x: &[DVec3]) -> Vec<[u32; 5]> {
         let together = LIP_OPEN * self.gap;
         let mut crossed: Vec<[u32; 5]> = Vec::new();
         let s = &self.surface;
         if x.len() != s.particles || self.x0.len() != x.len() {
-            self.lips_crossed.clear();
-            return 0;
+            return crossed;
         }
         for l in &s.lips {
             let set = lip_particles(l);
@@ -620,8 +635,7 @@ impl SelfContact {
                 crossed.push(set);
             }
         }
-        self.lips_crossed = crossed;
-        self.lips_crossed.len()
+        crossed
     }
 
     /// [`PairKind::motion_bound`] of a candidate moving from the step's start to `x1`.
@@ -869,6 +883,82 @@ impl SelfContact {
             self.zoned = zoned;
         }
         any
+    }
+
+    /// Bring every edge back within its limit (the fail-safe's border limit: the
+    /// tolerance, or the length the solve left or the step began with if longer) around
+    /// the last fail-safe's zones, each zone one rigid body ([`project::project`]): free
+    /// (fitted first to the solve's end state, [`zones::fit_rigidly`]), turning about the
+    /// point or line its static particles lie on, or held where static particles on a
+    /// plane hold it. Not on a tangled cloth, and not kept where it leaves a cut's lips
+    /// through each other (both are left to the growth). The rest of the cloth
+    /// follows the zones, and the zones move where it lets them, instead of growing over
+    /// it. Positions and velocities are those of the projection's last iterate; the
+    /// caller keeps them only where it converged.
+    #[allow(clippy::too_many_arguments)]
+    pub fn project_around_zones(
+        &mut self,
+        cloth_edges: (&[[u32; 2]], &[f64]),
+        x: &mut [DVec3],
+        v: &mut [DVec3],
+        inv_mass: &[f64],
+        h: f64,
+        tolerance: f64,
+    ) -> project::Projection {
+        let (edges, rest) = cloth_edges;
+        let n = x.len();
+        if self.zoned.len() != n || self.x_reference.len() != n || self.x0.len() != n {
+            return project::Projection::default();
+        }
+        // On a tangled cloth the fail-safe leaves the crossing pairs out, and a projection
+        // that moves their particles freely let a tangle spread (a hostile session's 15
+        // crossings grew to 157 in three steps): there the zones grow as before.
+        if self.untangling || self.tangled.iter().any(|&t| t) {
+            return project::Projection::default();
+        }
+        let mut fixed = vec![false; n];
+        let mut bodies = Vec::new();
+        let eps = 1e-9 * self.shortest_rest.max(1e-300);
+        for g in self.zones.groups() {
+            let anchors: Vec<u32> = g
+                .iter()
+                .copied()
+                .filter(|&i| inv_mass[i as usize] == 0.0)
+                .collect();
+            let start: Vec<DVec3> = anchors.iter().map(|&i| self.x0[i as usize]).collect();
+            let end: Vec<DVec3> = anchors.iter().map(|&i| x[i as usize]).collect();
+            let pivot = zones::Pivot::of(&start, &end, eps);
+            match pivot {
+                zones::Pivot::Fixed => g.iter().for_each(|&i| fixed[i as usize] = true),
+                zones::Pivot::Free => {
+                    zones::fit_rigidly(&g, &self.x0, &self.x_solver, inv_mass, h, x, v);
+                    bodies.push((g, pivot));
+                }
+                _ => bodies.push((g, pivot)),
+            }
+        }
+        let limit: Vec<f64> = edges
+            .iter()
+            .zip(rest)
+            .map(|(&e, &l)| {
+                tolerance
+                    .max(strain_of(&self.x_reference, e, l))
+                    .max(strain_of(&self.x0, e, l))
+            })
+            .collect();
+        let mut done = project::project(edges, rest, &limit, &bodies, &fixed, inv_mass, h, x, v);
+        // The lips of a cut that lie on each other are kept apart by their rows, not by
+        // the fail-safe ([`LIP_OPEN`]): a projection that leaves one through the other
+        // (where it was not at the step's start) is not kept, the growth takes it in.
+        if done.converged
+            && self
+                .crossing_lips(x)
+                .iter()
+                .any(|l| !self.lips_crossed.contains(l))
+        {
+            done.converged = false;
+        }
+        done
     }
 
     /// Put every particle back where the solve left it and move every zone rigidly from

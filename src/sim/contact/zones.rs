@@ -11,8 +11,9 @@
 //! merged and moved again; zones only grow, so the loop ends.
 //!
 //! A zone grows by contacts (Harmon et al. 2008's clusters), not by the cloth around it:
-//! the edges its rigid motion stretches at its border are taken back by growing it a
-//! bounded number of rings (never over a static particle), then by solving the rest of
+//! the edges its rigid motion stretches at its border are taken back by projecting the
+//! rest of the cloth with every zone a rigid body ([`super::project`]), where that does
+//! not converge by growing it a bounded number of rings (never over a static particle), then by solving the rest of
 //! the cloth again with the zones held (`World`), then by growing a zone free of static
 //! particles over what is still stretched without that bound (it moves on, rigidly);
 //! what a zone held by a static particle still leaves stretched is left to the next step
@@ -194,37 +195,16 @@ pub fn move_rigidly(
         _ => c,
     };
     let mut l = DVec3::ZERO;
-    let mut inertia = DMat3::ZERO;
     for &i in zone {
         let i = i as usize;
-        let m = mass(i);
-        let r = x0[i] - centre;
         let u = (x_solver[i] - x0[i]) / h;
-        l += r.cross(u) * m;
-        inertia += (DMat3::IDENTITY * r.length_squared() - outer(r, r)) * m;
+        l += (x0[i] - centre).cross(u) * mass(i);
     }
-    let omega = match pivot {
-        Pivot::Axis(_, a) => {
-            let i_a = a.dot(inertia * a);
-            if i_a > 0.0 {
-                a * (a.dot(l) / i_a)
-            } else {
-                DVec3::ZERO
-            }
-        }
-        _ => {
-            // A zone on a line has a singular inertia about that line: regularise by a
-            // tiny fraction of its trace (the spin about the line is then ~0, which is
-            // what it carries).
-            let trace = inertia.x_axis.x + inertia.y_axis.y + inertia.z_axis.z;
-            let reg = inertia + DMat3::IDENTITY * (1e-9 * trace.max(1e-300));
-            if reg.determinant().abs() > 0.0 {
-                reg.inverse() * l
-            } else {
-                DVec3::ZERO
-            }
-        }
-    };
+    let inertia = inertia_of(
+        zone.iter()
+            .map(|&i| (mass(i as usize), x0[i as usize] - centre)),
+    );
+    let omega = inverse_inertia(inertia, pivot) * l;
     let angle = omega.length() * h;
     let rot = if angle > 0.0 {
         DQuat::from_axis_angle(omega / omega.length(), angle)
@@ -247,6 +227,99 @@ pub fn move_rigidly(
         x[i] = c1 + r;
         v[i] = vc + omega.cross(r);
     }
+}
+
+/// Move the particles of `zone` by the rigid motion from `x0` that best fits `target`
+/// (mass-weighted least squares: the centres of mass matched, the rotation the rotational
+/// part of the zone's deformation, found by Müller et al. 2016's iteration), writing
+/// positions to `x` and adding each particle's displacement over `h` to `v`. Static
+/// particles do not move (a zone with one is not fitted).
+pub fn fit_rigidly(
+    zone: &[u32],
+    x0: &[DVec3],
+    target: &[DVec3],
+    inv_mass: &[f64],
+    h: f64,
+    x: &mut [DVec3],
+    v: &mut [DVec3],
+) {
+    if zone.iter().any(|&i| inv_mass[i as usize] == 0.0) {
+        return;
+    }
+    let (mut m_sum, mut c0, mut c1) = (0.0, DVec3::ZERO, DVec3::ZERO);
+    for &i in zone {
+        let (i, m) = (i as usize, 1.0 / inv_mass[i as usize]);
+        m_sum += m;
+        c0 += x0[i] * m;
+        c1 += target[i] * m;
+    }
+    if m_sum <= 0.0 || !m_sum.is_finite() {
+        return;
+    }
+    c0 /= m_sum;
+    c1 /= m_sum;
+    let mut a = DMat3::ZERO;
+    for &i in zone {
+        let (i, m) = (i as usize, 1.0 / inv_mass[i as usize]);
+        a += outer(target[i] - c1, x0[i] - c0) * m;
+    }
+    let mut q = DQuat::IDENTITY;
+    for _ in 0..FIT_ITERATIONS {
+        let r = DMat3::from_quat(q);
+        let num = r.x_axis.cross(a.x_axis) + r.y_axis.cross(a.y_axis) + r.z_axis.cross(a.z_axis);
+        let den = (r.x_axis.dot(a.x_axis) + r.y_axis.dot(a.y_axis) + r.z_axis.dot(a.z_axis)).abs()
+            + 1e-300;
+        let w = num / den;
+        let angle = w.length();
+        // Converged, or not a number (a degenerate zone): stop.
+        if angle.is_nan() || angle <= 1e-12 {
+            break;
+        }
+        q = (DQuat::from_axis_angle(w / angle, angle) * q).normalize();
+    }
+    for &i in zone {
+        let i = i as usize;
+        let p = c1 + q * (x0[i] - c0);
+        v[i] += (p - x[i]) / h;
+        x[i] = p;
+    }
+}
+
+/// Iterations of [`fit_rigidly`]'s rotation (Müller et al. 2016 report a few from a warm
+/// start; a zone's turn over one step is well under one from the identity).
+const FIT_ITERATIONS: u32 = 50;
+
+/// The inverse of a zone's `inertia` (about its centre or its pivot) as `pivot` lets it
+/// turn: about a line, only along it; else all of it, regularised by a tiny fraction of
+/// its trace — a zone on a line has a singular inertia about that line, and turns about
+/// it by ~0, which is what it carries.
+pub fn inverse_inertia(inertia: DMat3, pivot: Pivot) -> DMat3 {
+    match pivot {
+        Pivot::Axis(_, a) => {
+            let i_a = a.dot(inertia * a);
+            if i_a > 0.0 {
+                outer(a, a) / i_a
+            } else {
+                DMat3::ZERO
+            }
+        }
+        _ => {
+            let trace = inertia.x_axis.x + inertia.y_axis.y + inertia.z_axis.z;
+            let reg = inertia + DMat3::IDENTITY * (1e-9 * trace.max(1e-300));
+            if reg.determinant().abs() > 0.0 {
+                reg.inverse()
+            } else {
+                DMat3::ZERO
+            }
+        }
+    }
+}
+
+/// The inertia tensor of point masses `m` at offsets `r`: Σ m (|r|² I − r rᵀ).
+pub fn inertia_of(masses: impl Iterator<Item = (f64, DVec3)>) -> DMat3 {
+    masses.fold(DMat3::ZERO, |i, (m, r)| {
+        i + (DMat3::IDENTITY * r.length_squared() - outer(r, r)) * m
+    })
 }
 
 fn outer(a: DVec3, b: DVec3) -> DMat3 {
@@ -290,6 +363,50 @@ mod tests {
         assert!(!z.union(1, 3));
         z.union(4, 3);
         assert_eq!(z.groups(), vec![vec![1, 3, 4]]);
+    }
+
+    /// The fit of a rigid motion: a zone sent by the target on an exact rigid motion is
+    /// placed exactly there; sent on a deformation, it keeps every distance, its centre
+    /// of mass goes where the target's went, and its velocities carry the displacement.
+    #[test]
+    fn a_zone_fitted_to_a_rigid_motion_lands_on_it() {
+        let v = DVec3::new;
+        let x0 = vec![
+            v(0.0, 0.0, 0.0),
+            v(0.1, 0.0, 0.0),
+            v(0.0, 0.1, 0.0),
+            v(0.1, 0.1, 0.02),
+            v(0.05, 0.05, -0.03),
+        ];
+        let k = vec![1.0, 2.0, 1.0, 0.5, 1.0];
+        let zone = [0, 1, 2, 3, 4];
+        let rot = DQuat::from_axis_angle(v(0.3, -1.0, 0.5).normalize(), 0.7);
+        let shift = v(0.2, -0.1, 0.05);
+        let rigid: Vec<DVec3> = x0.iter().map(|&p| rot * p + shift).collect();
+        let (mut x, mut vel) = (x0.clone(), vec![DVec3::ZERO; 5]);
+        fit_rigidly(&zone, &x0, &rigid, &k, 0.01, &mut x, &mut vel);
+        for i in 0..5 {
+            assert!(x[i].distance(rigid[i]) < 1e-9, "{i}: {} {}", x[i], rigid[i]);
+            assert!((vel[i] * 0.01 - (x[i] - x0[i])).length() < 1e-12);
+        }
+        // A deformed target: distances kept, centre of mass matched.
+        let bent: Vec<DVec3> = rigid
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| p + v(0.0, 0.01 * i as f64, -0.005 * (i % 2) as f64))
+            .collect();
+        let mut x = x0.clone();
+        fit_rigidly(&zone, &x0, &bent, &k, 0.01, &mut x, &mut vel);
+        let centre = |p: &[DVec3]| -> DVec3 {
+            let m: f64 = k.iter().map(|k| 1.0 / k).sum();
+            p.iter().zip(&k).map(|(p, k)| *p / *k).sum::<DVec3>() / m
+        };
+        assert!(centre(&x).distance(centre(&bent)) < 1e-12);
+        for i in 0..5 {
+            for j in 0..5 {
+                assert!((x[i].distance(x[j]) - x0[i].distance(x0[j])).abs() < 1e-12);
+            }
+        }
     }
 
     /// A zone next to pins turns about them: about the line two pins lie on (a flag's
