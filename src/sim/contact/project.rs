@@ -102,6 +102,22 @@ pub fn project(
 ) -> Projection {
     let n = x.len();
     let mut out = Projection::default();
+    let particle_out_of_range = |i: u32| i as usize >= n;
+    if v.len() != n
+        || fixed.len() != n
+        || inv_mass.len() != n
+        || rest.len() != edges.len()
+        || limit.len() != edges.len()
+        || edges.iter().flatten().copied().any(particle_out_of_range)
+        || bodies
+            .iter()
+            .flat_map(|b| &b.0)
+            .copied()
+            .any(particle_out_of_range)
+    {
+        // Inputs that do not describe one cloth: nothing to project.
+        return out;
+    }
     // Each particle's node; `None` where it is fixed.
     let mut node: Vec<Option<Node>> = (0..n)
         .map(|i| (!fixed[i] && inv_mass[i] > 0.0).then_some(Node::Particle(i as u32)))
@@ -528,6 +544,54 @@ mod tests {
                 x[i]
             );
         }
+    }
+
+    /// Inputs that do not describe one cloth (a body or an edge past the particles,
+    /// lengths that disagree) are refused, not a panic: nothing moves.
+    #[test]
+    fn inputs_that_disagree_are_refused() {
+        let x0 = vec![DVec3::ZERO, DVec3::X];
+        let (edges, rest, limit) = (vec![[0, 1]], vec![0.5], vec![1e-4]);
+        let mut x = x0.clone();
+        let mut v = vec![DVec3::ZERO; 2];
+        let far = vec![(vec![0, 7], Pivot::Free)];
+        let p = project(
+            &edges,
+            &rest,
+            &limit,
+            &far,
+            &[false; 2],
+            &[1.0; 2],
+            0.01,
+            &mut x,
+            &mut v,
+        );
+        assert!(!p.converged && x == x0);
+        let p = project(
+            &edges,
+            &rest,
+            &[],
+            &[],
+            &[false; 2],
+            &[1.0; 2],
+            0.01,
+            &mut x,
+            &mut v,
+        );
+        assert!(!p.converged && x == x0);
+        // The same edge with agreeing inputs is projected to its limit.
+        let p = project(
+            &edges,
+            &rest,
+            &limit,
+            &[],
+            &[false; 2],
+            &[1.0; 2],
+            0.01,
+            &mut x,
+            &mut v,
+        );
+        assert!(p.converged && (x[0].distance(x[1]) - 0.5).abs() <= 1e-4 * 0.5);
     }
 
     /// Two bodies joined by an edge, nothing else: already within the limit, nothing
