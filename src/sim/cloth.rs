@@ -606,7 +606,7 @@ impl Cloth {
         self.particles
             .base_inv_mass
             .iter()
-            .map(|&k| if k > 0.0 { 1.0 / k } else { 0.0 })
+            .map(|&k| kernels::mass_of(k))
             .sum()
     }
 

@@ -60,6 +60,12 @@ pub fn advance_velocity(v: DVec3, a: DVec3, h: f64) -> DVec3 {
     v + a * h
 }
 
+/// A particle's mass from its inverse mass: a static particle (inverse mass 0) weighs
+/// nothing where masses are summed.
+pub fn mass_of(inv_mass: f64) -> f64 {
+    if inv_mass > 0.0 { 1.0 / inv_mass } else { 0.0 }
+}
+
 /// Relative strain |d − L| / L.
 #[inline(always)]
 pub fn strain(d: f64, rest: f64) -> f64 {

@@ -809,10 +809,25 @@ impl SelfContact {
     /// by moving them rigidly: 1 of 36 hostile sessions on grids stayed stretched after
     /// 20 Newton steps (docs/numerics.md, "Self-contact").
     fn beyond_limit(&self, x: &[DVec3], e: [u32; 2], rest: f64, tolerance: f64) -> bool {
-        let limit = tolerance
+        strain_of(x, e, rest) > self.border_limit(e, rest, tolerance) * (1.0 + 1e-9)
+    }
+
+    /// The strain edge `e` (rest length `rest`) is held to at a zone's border
+    /// ([`SelfContact::beyond_limit`]): `tolerance`, or what the step's solve left it at
+    /// or the step began with if more.
+    fn border_limit(&self, e: [u32; 2], rest: f64, tolerance: f64) -> f64 {
+        tolerance
             .max(strain_of(&self.x_reference, e, rest))
-            .max(strain_of(&self.x0, e, rest));
-        strain_of(x, e, rest) > limit * (1.0 + 1e-9)
+            .max(strain_of(&self.x0, e, rest))
+    }
+
+    /// The pivot of the static particles `anchors` of a zone, from the step's start to
+    /// `end` ([`zones::Pivot::of`], within a billionth of the shortest edge).
+    fn pivot_of(&self, anchors: &[u32], end: &[DVec3]) -> zones::Pivot {
+        let eps = 1e-9 * self.shortest_rest.max(1e-300);
+        let start: Vec<DVec3> = anchors.iter().map(|&i| self.x0[i as usize]).collect();
+        let end: Vec<DVec3> = anchors.iter().map(|&i| end[i as usize]).collect();
+        zones::Pivot::of(&start, &end, eps)
     }
 
     /// Gather the candidates afresh next time: the static set they left out changed (the
@@ -918,16 +933,13 @@ impl SelfContact {
         }
         let mut fixed = vec![false; n];
         let mut bodies = Vec::new();
-        let eps = 1e-9 * self.shortest_rest.max(1e-300);
         for g in self.zones.groups() {
             let anchors: Vec<u32> = g
                 .iter()
                 .copied()
                 .filter(|&i| inv_mass[i as usize] == 0.0)
                 .collect();
-            let start: Vec<DVec3> = anchors.iter().map(|&i| self.x0[i as usize]).collect();
-            let end: Vec<DVec3> = anchors.iter().map(|&i| x[i as usize]).collect();
-            let pivot = zones::Pivot::of(&start, &end, eps);
+            let pivot = self.pivot_of(&anchors, x);
             match pivot {
                 zones::Pivot::Fixed => g.iter().for_each(|&i| fixed[i as usize] = true),
                 zones::Pivot::Free => {
@@ -940,11 +952,7 @@ impl SelfContact {
         let limit: Vec<f64> = edges
             .iter()
             .zip(rest)
-            .map(|(&e, &l)| {
-                tolerance
-                    .max(strain_of(&self.x_reference, e, l))
-                    .max(strain_of(&self.x0, e, l))
-            })
+            .map(|(&e, &l)| self.border_limit(e, l, tolerance))
             .collect();
         let mut done = project::project(edges, rest, &limit, &bodies, &fixed, inv_mass, h, x, v);
         // The lips of a cut that lie on each other are kept apart by their rows, not by
@@ -1000,7 +1008,6 @@ impl SelfContact {
                 }
             }
         }
-        let eps = 1e-9 * self.shortest_rest.max(1e-300);
         for (k, g) in groups.iter().enumerate() {
             let mut anchors: Vec<u32> = g
                 .iter()
@@ -1010,9 +1017,7 @@ impl SelfContact {
             let own = anchors.len();
             let mut last = zones::Pivot::Free;
             loop {
-                let start: Vec<DVec3> = anchors.iter().map(|&i| self.x0[i as usize]).collect();
-                let end: Vec<DVec3> = anchors.iter().map(|&i| self.x_solver[i as usize]).collect();
-                let mut pivot = zones::Pivot::of(&start, &end, eps);
+                let mut pivot = self.pivot_of(&anchors, &self.x_solver);
                 let settle = pivot == zones::Pivot::Fixed;
                 if settle && anchors.len() > own {
                     // Anchors found over edges that no turn keeps all: the last turn that

@@ -403,35 +403,15 @@ pub fn project(
 impl Body<'_> {
     /// Mass, centre and inverse inertia (about the centre) at positions `x`.
     fn update(&mut self, x: &[DVec3], inv_mass: &[f64]) {
-        // Static particles lie on the pivot; they weigh nothing in its turn.
-        let mass = |i: u32| {
-            let k = inv_mass[i as usize];
-            if k > 0.0 { 1.0 / k } else { 0.0 }
-        };
-        let mut m_sum = 0.0;
-        let mut c = DVec3::ZERO;
-        for &i in self.particles {
-            let m = mass(i);
-            m_sum += m;
-            c += x[i as usize] * m;
-        }
-        c /= m_sum;
-        // A pivoted body turns about its pivot and does not translate.
-        let centre = match self.pivot {
-            Pivot::Point(s) | Pivot::Axis(s, _) => s,
-            _ => c,
-        };
-        let inertia = zones::inertia_of(
-            self.particles
-                .iter()
-                .map(|&i| (mass(i), x[i as usize] - centre)),
-        );
-        self.centre = centre;
+        // Static particles lie on the pivot; they weigh nothing in its turn. A pivoted
+        // body turns about its pivot and does not translate.
+        let frame = zones::Frame::of(self.particles, self.pivot, x, inv_mass);
+        self.centre = frame.centre;
         self.inv_mass = match self.pivot {
-            Pivot::Free => 1.0 / m_sum,
+            Pivot::Free => 1.0 / frame.mass,
             _ => 0.0,
         };
-        self.inv_inertia = zones::inverse_inertia(inertia, self.pivot);
+        self.inv_inertia = frame.inv_inertia;
     }
 }
 

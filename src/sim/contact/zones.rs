@@ -27,6 +27,8 @@
 
 use glam::{DMat3, DQuat, DVec3};
 
+use crate::sim::kernels;
+
 /// Union–find over particles.
 #[derive(Debug, Clone, Default)]
 pub struct Zones {
@@ -166,45 +168,24 @@ pub fn move_rigidly(
     // A static particle in the zone has no mass to weigh; it stays where it is (it is an
     // anchor of the pivot). The hand keeps its own mass: it drives the zone it is in
     // (docs/experiments.md, "The hand in a zone weighed as a particle").
-    let mass = |i: usize| {
-        if inv_mass[i] > 0.0 {
-            1.0 / inv_mass[i]
-        } else {
-            0.0
-        }
-    };
-    let mut m_sum = 0.0;
-    let mut c = DVec3::ZERO;
-    let mut shift = DVec3::ZERO;
-    let mut p = DVec3::ZERO;
-    for &i in zone {
-        let i = i as usize;
-        let m = mass(i);
-        m_sum += m;
-        c += x0[i] * m;
-        shift += (x_solver[i] - x0[i]) * m;
-        p += v[i] * m;
-    }
-    if m_sum <= 0.0 {
+    let frame = Frame::of(zone, pivot, x0, inv_mass);
+    if frame.mass <= 0.0 {
         return;
     }
-    c /= m_sum;
-    // The point the zone turns about: its centre of mass when free, else the pivot's.
-    let centre = match pivot {
-        Pivot::Point(s) | Pivot::Axis(s, _) => s,
-        _ => c,
-    };
+    let mass = |i: usize| kernels::mass_of(inv_mass[i]);
+    let mut shift = DVec3::ZERO;
+    let mut p = DVec3::ZERO;
     let mut l = DVec3::ZERO;
     for &i in zone {
         let i = i as usize;
+        let m = mass(i);
+        shift += (x_solver[i] - x0[i]) * m;
+        p += v[i] * m;
         let u = (x_solver[i] - x0[i]) / h;
-        l += (x0[i] - centre).cross(u) * mass(i);
+        l += (x0[i] - frame.centre).cross(u) * m;
     }
-    let inertia = inertia_of(
-        zone.iter()
-            .map(|&i| (mass(i as usize), x0[i as usize] - centre)),
-    );
-    let omega = inverse_inertia(inertia, pivot) * l;
+    let (m_sum, c, centre) = (frame.mass, frame.centre_of_mass, frame.centre);
+    let omega = frame.inv_inertia * l;
     let angle = omega.length() * h;
     let rot = if angle > 0.0 {
         DQuat::from_axis_angle(omega / omega.length(), angle)
@@ -226,6 +207,45 @@ pub fn move_rigidly(
         let r = rot * (x0[i] - centre);
         x[i] = c1 + r;
         v[i] = vc + omega.cross(r);
+    }
+}
+
+/// A zone's mass and the frame it turns in at positions `x`, as its pivot lets it.
+#[derive(Debug, Clone, Copy)]
+pub struct Frame {
+    /// Its mass (static particles weigh nothing).
+    pub mass: f64,
+    /// Its centre of mass.
+    pub centre_of_mass: DVec3,
+    /// The point it turns about: its centre of mass when free, else the pivot's.
+    pub centre: DVec3,
+    /// Its inverse inertia about `centre` (only along the line where it turns about one).
+    pub inv_inertia: DMat3,
+}
+
+impl Frame {
+    /// The frame of `zone` at `x`, turning as `pivot` lets it.
+    pub fn of(zone: &[u32], pivot: Pivot, x: &[DVec3], inv_mass: &[f64]) -> Frame {
+        let mass = |i: u32| kernels::mass_of(inv_mass[i as usize]);
+        let mut m_sum = 0.0;
+        let mut c = DVec3::ZERO;
+        for &i in zone {
+            let m = mass(i);
+            m_sum += m;
+            c += x[i as usize] * m;
+        }
+        c /= m_sum;
+        let centre = match pivot {
+            Pivot::Point(s) | Pivot::Axis(s, _) => s,
+            _ => c,
+        };
+        let inertia = inertia_of(zone.iter().map(|&i| (mass(i), x[i as usize] - centre)));
+        Frame {
+            mass: m_sum,
+            centre_of_mass: c,
+            centre,
+            inv_inertia: inverse_inertia(inertia, pivot),
+        }
     }
 }
 
@@ -293,7 +313,7 @@ const FIT_ITERATIONS: u32 = 50;
 /// turn: about a line, only along it; else all of it, regularised by a tiny fraction of
 /// its trace — a zone on a line has a singular inertia about that line, and turns about
 /// it by ~0, which is what it carries.
-pub fn inverse_inertia(inertia: DMat3, pivot: Pivot) -> DMat3 {
+fn inverse_inertia(inertia: DMat3, pivot: Pivot) -> DMat3 {
     match pivot {
         Pivot::Axis(_, a) => {
             let i_a = a.dot(inertia * a);
@@ -316,7 +336,7 @@ pub fn inverse_inertia(inertia: DMat3, pivot: Pivot) -> DMat3 {
 }
 
 /// The inertia tensor of point masses `m` at offsets `r`: Σ m (|r|² I − r rᵀ).
-pub fn inertia_of(masses: impl Iterator<Item = (f64, DVec3)>) -> DMat3 {
+fn inertia_of(masses: impl Iterator<Item = (f64, DVec3)>) -> DMat3 {
     masses.fold(DMat3::ZERO, |i, (m, r)| {
         i + (DMat3::IDENTITY * r.length_squared() - outer(r, r)) * m
     })
