@@ -60,6 +60,8 @@ struct Tally {
     whole_by_contact: usize,
     frozen: usize,
     rounds_cut: usize,
+    projections: usize,
+    projection_iterations: usize,
 }
 
 fn random_world(rng: &mut ChaCha8Rng, params: &SimParams) -> World {
@@ -108,12 +110,13 @@ fn checked_step(
         assert_eq!(
             c,
             0,
-            "{what}: {c} crossings after a clean start (lib {}) (zones {} particles {} rounds {} resolves {} cut {} rows {} thickness {:e} n {})",
+            "{what}: {c} crossings after a clean start (lib {}) (zones {} particles {} rounds {} resolves {} projections {} cut {} rows {} thickness {:e} n {})",
             stats.crossings,
             stats.impact_zones,
             stats.zone_particles,
             stats.zone_rounds,
             stats.zone_resolves,
+            stats.zone_projections,
             stats.zone_cut_short,
             stats.self_contacts,
             w.params.thickness,
@@ -157,6 +160,8 @@ fn checked_step(
         stats.position_iterations
     );
     tally.rounds_cut += usize::from(stats.contact_rounds_cut);
+    tally.projections += stats.zone_projections as usize;
+    tally.projection_iterations += stats.zone_projection_iterations as usize;
     assert!(
         stats.zone_rounds as usize <= n,
         "{what}: {} merge rounds",
@@ -383,7 +388,7 @@ impl Tally {
              — by the contacts' zones alone in {} —, frozen in {}), left stretched in {}; contact rounds cut short (two capped passes \
              or their work bound) in {}; at most {:.1} rows a particle, {} iterations, {} merge rounds in a \
              step; {} of {sessions} sessions back within {RECOVERY_TOLERANCE:e} after \
-             {RECOVERY_STEPS} Newton steps",
+             {RECOVERY_STEPS} Newton steps; {} projections around zones, {} Newton iterations",
             self.steps,
             self.guarded,
             self.zone_steps,
@@ -396,7 +401,9 @@ impl Tally {
             self.most_rows_per_particle,
             self.most_iterations,
             self.most_zone_rounds,
-            self.recovered
+            self.recovered,
+            self.projections,
+            self.projection_iterations
         );
         // A session's chaos decides how much of it self-collision guards from a clean
         // state (one that tangled while unguarded is not clean until untangled): of the

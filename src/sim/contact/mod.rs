@@ -733,6 +733,22 @@ impl SelfContact {
                     // zone's own start touched; nothing a merge can do.
                 }
             }
+            // The lips of a cut lie on each other and are kept apart by their rows, not by
+            // the fail-safe ([`LIP_OPEN`]); a zone's rigid motion, which the rows did not
+            // see, can still carry an edge of one through a triangle of the other. That
+            // pair joins the zone, which moves rigidly from where it did not cross. (Not
+            // where no zone moved it: lips on each other cross and uncross by round-off.)
+            let zoned_lips = in_zone.iter().any(|&z| z) && !self.surface.lips.is_empty();
+            for set in zoned_lips
+                .then(|| self.crossing_lips(x))
+                .unwrap_or_default()
+            {
+                if !self.lips_crossed.contains(&set) && set.iter().any(|&i| in_zone[i as usize]) {
+                    for k in 1..set.len() {
+                        merged |= self.zones.union(set[0], set[k]);
+                    }
+                }
+            }
             if rounds > 0 || merged || keep {
                 // An edge a zone left stretched whose other end cannot follow it: in
                 // another zone (moved apart by this call's merges or, with `keep`, by the
