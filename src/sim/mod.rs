@@ -860,6 +860,7 @@ impl World {
         let t0 = Instant::now();
         let (mut pushes, mut grows, mut resolves, mut rounds) = (0, 0, 0, 0);
         let mut projections = 0;
+        let mut projection_iterations = 0;
         let mut projecting = true;
         let mut cut_short = false;
         let mut keep = false;
@@ -907,7 +908,13 @@ impl World {
                 before_growth = Some((p.x.clone(), p.v.clone(), zones, fs));
             }
             if projecting {
-                if projections < contact::MAX_PROJECTIONS && self.project_around_zones() {
+                if projections < contact::MAX_PROJECTIONS
+                    && projection_iterations < contact::project::PROJECT_ITERATIONS
+                    && self.project_around_zones(
+                        contact::project::PROJECT_ITERATIONS - projection_iterations,
+                        &mut projection_iterations,
+                    )
+                {
                     // The rest of the cloth follows the zones as rigid bodies.
                     projections += 1;
                     continue;
@@ -996,7 +1003,8 @@ impl World {
     /// Bring the cloth around the fail-safe's zones back within its limits, each zone a
     /// rigid body ([`contact::SelfContact::project_around_zones`]); whether it did. Where
     /// the projection did not converge, the positions and velocities are left as they were.
-    fn project_around_zones(&mut self) -> bool {
+    /// At most `most_iterations` Newton iterations; those it took are added to `spent`.
+    fn project_around_zones(&mut self, most_iterations: u32, spent: &mut u32) -> bool {
         let t = &self.cloth.topology;
         let p = &mut self.cloth.particles;
         let (x, v) = (p.x.clone(), p.v.clone());
@@ -1007,7 +1015,9 @@ impl World {
             &p.inv_mass,
             self.params.dt,
             self.params.tolerance,
+            most_iterations,
         );
+        *spent += done.iterations;
         if !done.converged {
             p.x = x;
             p.v = v;

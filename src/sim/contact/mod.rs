@@ -88,6 +88,11 @@ pub const LIP_OPEN: f64 = 0.1;
 /// feature: while untangling, ordered by layer and left to the rows.
 pub const PRESSED: f64 = 0.1;
 
+/// How far inside (barycentric, and along the edge) an edge of one lip must pass through a
+/// triangle of the other for the fail-safe to take the pair into a zone
+/// ([`SelfContact::fail_safe`]).
+pub const LIP_CROSSED: f64 = 1e-6;
+
 /// Distance at which the fail-safe counts two features as touching (m).
 pub const TOUCH: f64 = 1e-7;
 
@@ -609,13 +614,13 @@ impl SelfContact {
     /// among those the fail-safe did not guard — their copies together at the step's
     /// start — and those that crossed before ([`LIP_OPEN`]); returns how many cross.
     pub fn check_lips(&mut self, x: &[DVec3]) -> usize {
-        self.lips_crossed = self.crossing_lips(x);
+        self.lips_crossed = self.crossing_lips(x, 0.0);
         self.lips_crossed.len()
     }
 
     /// The (edge, triangle) pairs of the lips that cross at `x` among those the fail-safe
     /// does not guard ([`SelfContact::check_lips`]), as particle sets.
-    fn crossing_lips(&self, x: &[DVec3]) -> Vec<[u32; 5]> {
+    fn crossing_lips(&self, x: &[DVec3], margin: f64) -> Vec<[u32; 5]> {
         let together = LIP_OPEN * self.gap;
         let mut crossed: Vec<[u32; 5]> = Vec::new();
         let s = &self.surface;
@@ -631,7 +636,7 @@ impl SelfContact {
             }
             let [a, b, c] = l.tri.map(|i| x[i as usize]);
             let (p, q) = (x[l.edge[0] as usize], x[l.edge[1] as usize]);
-            if narrow::segment_crosses_triangle(p, q, a, b, c) {
+            if narrow::segment_crosses_triangle_by(p, q, a, b, c, margin) {
                 crossed.push(set);
             }
         }
@@ -734,16 +739,16 @@ impl SelfContact {
                 }
             }
             // The lips of a cut lie on each other and are kept apart by their rows, not by
-            // the fail-safe ([`LIP_OPEN`]); a zone's rigid motion, which the rows did not
-            // see, can still carry an edge of one through a triangle of the other. That
-            // pair joins the zone, which moves rigidly from where it did not cross. (Not
-            // where no zone moved it: lips on each other cross and uncross by round-off.)
-            let zoned_lips = in_zone.iter().any(|&z| z) && !self.surface.lips.is_empty();
-            for set in zoned_lips
-                .then(|| self.crossing_lips(x))
-                .unwrap_or_default()
-            {
-                if !self.lips_crossed.contains(&set) && set.iter().any(|&i| in_zone[i as usize]) {
+            // the fail-safe ([`LIP_OPEN`]); the rows hold to first order, and a zone's
+            // rigid motion is not the solve's, so an edge of one lip can still end through
+            // a triangle of the other. That pair joins a zone, which moves rigidly from
+            // where it did not cross. Only beyond doubt ([`LIP_CROSSED`]): lips on each
+            // other cross and uncross at their shared corners by round-off.
+            // On a tangled cloth, as the other crossing pairs, only where a zone carried it.
+            let tangled = self.untangling || self.tangled.iter().any(|&t| t);
+            for set in self.crossing_lips(x, LIP_CROSSED) {
+                let carried = set.iter().any(|&i| in_zone[i as usize]);
+                if !self.lips_crossed.contains(&set) && (carried || !tangled) {
                     for k in 1..set.len() {
                         merged |= self.zones.union(set[0], set[k]);
                     }
@@ -925,7 +930,8 @@ impl SelfContact {
     /// through each other (both are left to the growth). The rest of the cloth
     /// follows the zones, and the zones move where it lets them, instead of growing over
     /// it. Positions and velocities are those of the projection's last iterate; the
-    /// caller keeps them only where it converged.
+    /// caller keeps them only where it converged. At most `most_iterations` Newton
+    /// iterations (what is left of the step's [`project::PROJECT_ITERATIONS`]).
     #[allow(clippy::too_many_arguments)]
     pub fn project_around_zones(
         &mut self,
@@ -935,6 +941,7 @@ impl SelfContact {
         inv_mass: &[f64],
         h: f64,
         tolerance: f64,
+        most_iterations: u32,
     ) -> project::Projection {
         let (edges, rest) = cloth_edges;
         let n = x.len();
@@ -970,13 +977,24 @@ impl SelfContact {
             .zip(rest)
             .map(|(&e, &l)| self.border_limit(e, l, tolerance))
             .collect();
-        let mut done = project::project(edges, rest, &limit, &bodies, &fixed, inv_mass, h, x, v);
+        let mut done = project::project(
+            edges,
+            rest,
+            &limit,
+            &bodies,
+            &fixed,
+            inv_mass,
+            h,
+            x,
+            v,
+            most_iterations,
+        );
         // The lips of a cut that lie on each other are kept apart by their rows, not by
         // the fail-safe ([`LIP_OPEN`]): a projection that leaves one through the other
         // (where it was not at the step's start) is not kept, the growth takes it in.
         if done.converged
             && self
-                .crossing_lips(x)
+                .crossing_lips(x, 0.0)
                 .iter()
                 .any(|l| !self.lips_crossed.contains(l))
         {

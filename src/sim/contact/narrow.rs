@@ -254,6 +254,21 @@ pub fn first_contact(kind: PairKind, s: &Swept, eps: f64, roots: &mut Vec<f64>) 
 /// edge lying in the plane of a flat region's triangle is not a crossing however its
 /// round-off falls — and the crossing point inside the triangle.
 pub fn segment_crosses_triangle(p: DVec3, q: DVec3, a: DVec3, b: DVec3, c: DVec3) -> bool {
+    segment_crosses_triangle_by(p, q, a, b, c, 0.0)
+}
+
+/// [`segment_crosses_triangle`] with the crossing point at least `margin` (barycentric,
+/// and along the segment) inside the triangle and the segment: a crossing beyond doubt
+/// where an end of the segment lies on a corner of the triangle (the two copies of a
+/// particle on a cut's lips), which round-off alone would decide.
+pub fn segment_crosses_triangle_by(
+    p: DVec3,
+    q: DVec3,
+    a: DVec3,
+    b: DVec3,
+    c: DVec3,
+    margin: f64,
+) -> bool {
     let d = q - p;
     let e1 = b - a;
     let e2 = c - a;
@@ -271,16 +286,16 @@ pub fn segment_crosses_triangle(p: DVec3, q: DVec3, a: DVec3, b: DVec3, c: DVec3
     let f = 1.0 / det;
     let s = p - a;
     let u = f * s.dot(h);
-    if !(0.0..=1.0).contains(&u) {
+    if !(margin..=1.0 - margin).contains(&u) {
         return false;
     }
     let qv = s.cross(e1);
     let v = f * d.dot(qv);
-    if v < 0.0 || u + v > 1.0 {
+    if v < margin || u + v > 1.0 - margin {
         return false;
     }
     let t = f * e2.dot(qv);
-    t > 0.0 && t < 1.0
+    t > margin && t < 1.0 - margin
 }
 
 #[cfg(test)]
@@ -438,5 +453,23 @@ mod tests {
             b,
             c
         ));
+    }
+
+    /// A lip's edge through the other lip's triangle at the corner they share (the two
+    /// copies of one particle) crosses or not by round-off; beyond a margin it does not,
+    /// while one through the triangle's middle still does.
+    #[test]
+    fn a_crossing_at_a_shared_corner_is_not_beyond_doubt() {
+        let (a, b, c) = (v(0.0, 0.0, 0.0), v(1.0, 0.0, 0.0), v(0.0, 1.0, 0.0));
+        // Through the corner `a`, a hair inside the triangle.
+        let (p, q) = (v(1e-12, 1e-12, 1.0), v(1e-12, 1e-12, -1.0));
+        assert!(segment_crosses_triangle(p, q, a, b, c));
+        assert!(!segment_crosses_triangle_by(p, q, a, b, c, 1e-6));
+        let (p, q) = (v(0.2, 0.2, 1.0), v(0.2, 0.2, -1.0));
+        assert!(segment_crosses_triangle_by(p, q, a, b, c, 1e-6));
+        // Ending a hair beyond the plane: not beyond doubt either.
+        let q = v(0.2, 0.2, -1e-7);
+        assert!(segment_crosses_triangle(p, q, a, b, c));
+        assert!(!segment_crosses_triangle_by(p, q, a, b, c, 1e-6));
     }
 }

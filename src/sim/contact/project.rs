@@ -34,8 +34,10 @@ use super::zones::{self, Pivot};
 
 use crate::sim::sparse::factor::{Factor, SupernodalChoice};
 
-/// Newton iterations a projection may take.
-pub const PROJECT_ITERATIONS: u32 = 32;
+/// Newton iterations the projections of one step may take together (each a
+/// factorisation of the rows): a projection that converges slowly may take most of them,
+/// and the step's cost stays bounded however many projections its contacts ask for.
+pub const PROJECT_ITERATIONS: u32 = 128;
 
 /// The band of strains, as a fraction of its limit, an edge is brought into (its
 /// residual is its excess over the band), and the fraction of its limit every edge
@@ -90,7 +92,7 @@ struct Body<'a> {
 /// displacement over `h`. Particles in no body and not fixed move freely, weighed by
 /// `inv_mass`. Where the system cannot be factorised or the iterations run out, the
 /// positions are those of the last iterate and `converged` is false: the caller decides
-/// whether to keep them.
+/// whether to keep them. At most `most_iterations` Newton iterations.
 #[allow(clippy::too_many_arguments)]
 pub fn project(
     edges: &[[u32; 2]],
@@ -102,6 +104,7 @@ pub fn project(
     h: f64,
     x: &mut [DVec3],
     v: &mut [DVec3],
+    most_iterations: u32,
 ) -> Projection {
     let n = x.len();
     let mut out = Projection::default();
@@ -245,7 +248,7 @@ pub fn project(
             out.converged = true;
             break;
         }
-        if out.iterations >= PROJECT_ITERATIONS || normal.contains(&DVec3::ZERO) {
+        if out.iterations >= most_iterations || normal.contains(&DVec3::ZERO) {
             break;
         }
         out.iterations += 1;
@@ -462,7 +465,16 @@ mod tests {
         let body = vec![(vec![3, 4, 5], Pivot::Free)];
         assert!(worst_of_limit(&edges, &rest, &limit, &x) > 10.0);
         let p = project(
-            &edges, &rest, &limit, &body, &fixed, &inv_mass, 0.01, &mut x, &mut v,
+            &edges,
+            &rest,
+            &limit,
+            &body,
+            &fixed,
+            &inv_mass,
+            0.01,
+            &mut x,
+            &mut v,
+            PROJECT_ITERATIONS,
         );
         assert!(p.converged, "{p:?}");
         assert!(worst_of_limit(&edges, &rest, &limit, &x) <= 1.0);
@@ -510,7 +522,16 @@ mod tests {
         let bodies = vec![(vec![0, 1, 2, 3], pivot)];
         let mut vel = vec![DVec3::ZERO; 7];
         let p = project(
-            &edges, &rest, &limit, &bodies, &fixed, &inv_mass, 0.01, &mut x, &mut vel,
+            &edges,
+            &rest,
+            &limit,
+            &bodies,
+            &fixed,
+            &inv_mass,
+            0.01,
+            &mut x,
+            &mut vel,
+            PROJECT_ITERATIONS,
         );
         assert!(p.converged, "{p:?}");
         assert!(worst_of_limit(&edges, &rest, &limit, &x) <= 1.0);
@@ -565,7 +586,16 @@ mod tests {
         let bodies = vec![(vec![0, 1, 2, 3], pivot)];
         let mut vel = vec![DVec3::ZERO; 7];
         let p = project(
-            &edges, &rest, &limit, &bodies, &fixed, &inv_mass, 0.01, &mut x, &mut vel,
+            &edges,
+            &rest,
+            &limit,
+            &bodies,
+            &fixed,
+            &inv_mass,
+            0.01,
+            &mut x,
+            &mut vel,
+            PROJECT_ITERATIONS,
         );
         assert!(p.converged, "{p:?}");
         assert!(p.iterations > 0);
@@ -594,6 +624,7 @@ mod tests {
             0.01,
             &mut x,
             &mut v,
+            PROJECT_ITERATIONS,
         );
         assert!(!p.converged && x == x0);
         let p = project(
@@ -606,6 +637,7 @@ mod tests {
             0.01,
             &mut x,
             &mut v,
+            PROJECT_ITERATIONS,
         );
         assert!(!p.converged && x == x0);
         // The same edge with agreeing inputs is projected to its limit.
@@ -619,6 +651,7 @@ mod tests {
             0.01,
             &mut x,
             &mut v,
+            PROJECT_ITERATIONS,
         );
         assert!(p.converged && (x[0].distance(x[1]) - 0.5).abs() <= 1e-4 * 0.5);
     }
@@ -643,7 +676,16 @@ mod tests {
         let mut x = x0.clone();
         let mut v = vec![DVec3::ZERO; 4];
         let p = project(
-            &edges, &rest, &limit, &bodies, &fixed, &inv_mass, 0.01, &mut x, &mut v,
+            &edges,
+            &rest,
+            &limit,
+            &bodies,
+            &fixed,
+            &inv_mass,
+            0.01,
+            &mut x,
+            &mut v,
+            PROJECT_ITERATIONS,
         );
         assert!(p.converged && p.iterations == 0);
         assert_eq!(x, x0);
@@ -651,7 +693,16 @@ mod tests {
             x[i].x += 0.02;
         }
         let p = project(
-            &edges, &rest, &limit, &bodies, &fixed, &inv_mass, 0.01, &mut x, &mut v,
+            &edges,
+            &rest,
+            &limit,
+            &bodies,
+            &fixed,
+            &inv_mass,
+            0.01,
+            &mut x,
+            &mut v,
+            PROJECT_ITERATIONS,
         );
         assert!(p.converged, "{p:?}");
         assert!(worst_of_limit(&edges, &rest, &limit, &x) <= 1.0);
