@@ -491,50 +491,79 @@ mod tests {
         }
     }
 
+    /// Pins 0 and 1 on the z axis, in a body 0..4 beside them that turns about it, and
+    /// a chain of `links` particles off particle 3 along x, pulled 3 cm along y (the edge
+    /// from 3 stretched).
+    struct Pole {
+        x: Vec<DVec3>,
+        edges: Vec<[u32; 2]>,
+        rest: Vec<f64>,
+        limit: Vec<f64>,
+        inv_mass: Vec<f64>,
+    }
+
+    impl Pole {
+        fn new(links: usize) -> Pole {
+            let v = DVec3::new;
+            let mut x = vec![v(0.0, 0.0, 0.0), v(0.0, 0.0, 0.1), v(0.1, 0.0, 0.0)];
+            let mut edges = vec![[0, 1], [0, 2], [1, 3], [2, 3]];
+            x.push(v(0.1, 0.0, 0.1));
+            for k in 1..=links {
+                x.push(v(0.1 + 0.1 * k as f64, 0.03, 0.1));
+                edges.push([2 + k as u32, 3 + k as u32]);
+            }
+            let mut inv_mass = vec![1.0; x.len()];
+            inv_mass[0] = 0.0;
+            inv_mass[1] = 0.0;
+            Pole {
+                rest: vec![0.1; edges.len()],
+                limit: vec![1e-4; edges.len()],
+                x,
+                edges,
+                inv_mass,
+            }
+        }
+
+        /// The worst strain, as a multiple of each edge's limit.
+        fn worst(&self) -> f64 {
+            worst_of_limit(&self.edges, &self.rest, &self.limit, &self.x)
+        }
+
+        /// The projection with the body about the pole; the positions before it.
+        fn project(&mut self) -> (Projection, Vec<DVec3>) {
+            let before = self.x.clone();
+            let pivot = Pivot::Axis(DVec3::ZERO, DVec3::Z);
+            let bodies = vec![(vec![0, 1, 2, 3], pivot)];
+            let n = self.x.len();
+            let mut vel = vec![DVec3::ZERO; n];
+            let p = project(
+                &self.edges,
+                &self.rest,
+                &self.limit,
+                &bodies,
+                &vec![false; n],
+                &self.inv_mass,
+                0.01,
+                &mut self.x,
+                &mut vel,
+                PROJECT_ITERATIONS,
+            );
+            (p, before)
+        }
+    }
+
     /// A body held by two pins on a line (a flag's pole, both in the body) turns about
     /// that line and nothing else: the chain hanging from it, pulled off by the body's
     /// placement, comes back within its limit, the pins stay, and every distance to them
     /// is kept.
     #[test]
     fn a_body_on_a_pole_turns_about_it() {
-        let v = DVec3::new;
-        // Pins 0 and 1 on the z axis, body 0..4 beside them, a chain 3–4–5–6 off it.
-        let mut x = vec![
-            v(0.0, 0.0, 0.0),
-            v(0.0, 0.0, 0.1),
-            v(0.1, 0.0, 0.0),
-            v(0.1, 0.0, 0.1),
-            v(0.2, 0.0, 0.1),
-            v(0.3, 0.0, 0.1),
-            v(0.4, 0.0, 0.1),
-        ];
-        let edges = vec![[0, 1], [0, 2], [1, 3], [2, 3], [3, 4], [4, 5], [5, 6]];
-        let rest = vec![0.1; edges.len()];
-        let limit = vec![1e-4; edges.len()];
-        let inv_mass = vec![0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0];
-        let fixed = vec![false; 7];
-        // The chain pulled 3 cm along y at its start: the edge 3–4 stretched.
-        x[4].y += 0.03;
-        x[5].y += 0.03;
-        x[6].y += 0.03;
-        let x_before = x.clone();
-        let pivot = Pivot::Axis(v(0.0, 0.0, 0.0), v(0.0, 0.0, 1.0));
-        let bodies = vec![(vec![0, 1, 2, 3], pivot)];
-        let mut vel = vec![DVec3::ZERO; 7];
-        let p = project(
-            &edges,
-            &rest,
-            &limit,
-            &bodies,
-            &fixed,
-            &inv_mass,
-            0.01,
-            &mut x,
-            &mut vel,
-            PROJECT_ITERATIONS,
-        );
+        let mut pole = Pole::new(3);
+        let (p, x_before) = pole.project();
+        let worst = pole.worst();
+        let x = pole.x;
         assert!(p.converged, "{p:?}");
-        assert!(worst_of_limit(&edges, &rest, &limit, &x) <= 1.0);
+        assert!(worst <= 1.0);
         assert_eq!(x[0], x_before[0]);
         assert_eq!(x[1], x_before[1]);
         for i in [2, 3] {
@@ -559,47 +588,21 @@ mod tests {
     /// fraction of every edge failed here and left the zones to grow).
     #[test]
     fn an_edge_no_turn_can_shorten_held_at_its_limit_does_not_fail_the_projection() {
-        let v = DVec3::new;
-        let mut x = vec![
-            v(0.0, 0.0, 0.0),
-            v(0.0, 0.0, 0.1),
-            v(0.1, 0.0, 0.0),
-            v(0.1, 0.0, 0.1),
-            v(0.2, 0.0, 0.1),
-            v(0.3, 0.0, 0.1),
-            v(0.0, 0.0, 0.3),
-        ];
-        let mut edges = vec![[0, 1], [0, 2], [1, 3], [2, 3], [3, 4], [4, 5]];
-        let mut rest = vec![0.1; edges.len()];
-        let mut limit = vec![1e-4; edges.len()];
-        // Particle 3 to the pin 6 up the pole, at its limit (the length the step began with).
-        edges.push([3, 6]);
-        let l = x[3].distance(x[6]);
-        rest.push(l / (1.0 + 1e-4));
-        limit.push(crate::sim::kernels::strain(l, l / (1.0 + 1e-4)));
-        let inv_mass = vec![0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 0.0];
-        let fixed = vec![false; 7];
-        x[4].y += 0.03;
-        x[5].y += 0.03;
-        let before = x.clone();
-        let pivot = Pivot::Axis(v(0.0, 0.0, 0.0), v(0.0, 0.0, 1.0));
-        let bodies = vec![(vec![0, 1, 2, 3], pivot)];
-        let mut vel = vec![DVec3::ZERO; 7];
-        let p = project(
-            &edges,
-            &rest,
-            &limit,
-            &bodies,
-            &fixed,
-            &inv_mass,
-            0.01,
-            &mut x,
-            &mut vel,
-            PROJECT_ITERATIONS,
-        );
+        let mut pole = Pole::new(2);
+        // Particle 3 to a pin 6 up the pole, at its limit (the length the step began with).
+        pole.x.push(DVec3::new(0.0, 0.0, 0.3));
+        pole.inv_mass.push(0.0);
+        pole.edges.push([3, 6]);
+        let l = pole.x[3].distance(pole.x[6]);
+        pole.rest.push(l / (1.0 + 1e-4));
+        pole.limit
+            .push(crate::sim::kernels::strain(l, l / (1.0 + 1e-4)));
+        let (p, before) = pole.project();
+        let worst = pole.worst();
+        let x = pole.x;
         assert!(p.converged, "{p:?}");
         assert!(p.iterations > 0);
-        assert!(worst_of_limit(&edges, &rest, &limit, &x) <= 1.0 + 1e-9);
+        assert!(worst <= 1.0 + 1e-9);
         // The edge up the pole kept its length; the body turned toward the chain.
         assert!((x[3].distance(x[6]) - l).abs() < 1e-12);
         assert!(x[3].y > 1e-6 && x[6] == before[6]);
@@ -673,37 +676,29 @@ mod tests {
         let inv_mass = vec![1.0, 1.0, 0.5, 0.5];
         let fixed = vec![false; 4];
         let bodies = vec![(vec![0, 1], Pivot::Free), (vec![2, 3], Pivot::Free)];
+        let run = |x: &mut [DVec3], v: &mut [DVec3]| {
+            project(
+                &edges,
+                &rest,
+                &limit,
+                &bodies,
+                &fixed,
+                &inv_mass,
+                0.01,
+                x,
+                v,
+                PROJECT_ITERATIONS,
+            )
+        };
         let mut x = x0.clone();
         let mut v = vec![DVec3::ZERO; 4];
-        let p = project(
-            &edges,
-            &rest,
-            &limit,
-            &bodies,
-            &fixed,
-            &inv_mass,
-            0.01,
-            &mut x,
-            &mut v,
-            PROJECT_ITERATIONS,
-        );
+        let p = run(&mut x, &mut v);
         assert!(p.converged && p.iterations == 0);
         assert_eq!(x, x0);
         for i in [2, 3] {
             x[i].x += 0.02;
         }
-        let p = project(
-            &edges,
-            &rest,
-            &limit,
-            &bodies,
-            &fixed,
-            &inv_mass,
-            0.01,
-            &mut x,
-            &mut v,
-            PROJECT_ITERATIONS,
-        );
+        let p = run(&mut x, &mut v);
         assert!(p.converged, "{p:?}");
         assert!(worst_of_limit(&edges, &rest, &limit, &x) <= 1.0);
         let momentum: DVec3 = (0..4).map(|i| v[i] / inv_mass[i]).sum();
