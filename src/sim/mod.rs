@@ -910,10 +910,7 @@ impl World {
             if projecting {
                 if projections < contact::MAX_PROJECTIONS
                     && projection_iterations < contact::project::PROJECT_ITERATIONS
-                    && self.project_around_zones(
-                        contact::project::PROJECT_ITERATIONS - projection_iterations,
-                        &mut projection_iterations,
-                    )
+                    && self.project_around_zones(&mut projection_iterations)
                 {
                     // The rest of the cloth follows the zones as rigid bodies.
                     projections += 1;
@@ -1003,8 +1000,10 @@ impl World {
     /// Bring the cloth around the fail-safe's zones back within its limits, each zone a
     /// rigid body ([`contact::SelfContact::project_around_zones`]); whether it did. Where
     /// the projection did not converge, the positions and velocities are left as they were.
-    /// At most `most_iterations` Newton iterations; those it took are added to `spent`.
-    fn project_around_zones(&mut self, most_iterations: u32, spent: &mut u32) -> bool {
+    /// At most what is left of the step's [`contact::project::PROJECT_ITERATIONS`] Newton
+    /// iterations after the `spent` ones; those it took are added to `spent`.
+    fn project_around_zones(&mut self, spent: &mut u32) -> bool {
+        let most_iterations = contact::project::PROJECT_ITERATIONS.saturating_sub(*spent);
         let t = &self.cloth.topology;
         let p = &mut self.cloth.particles;
         let (x, v) = (p.x.clone(), p.v.clone());
