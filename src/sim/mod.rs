@@ -872,17 +872,7 @@ impl World {
         // Whether the contacts' zones, before any growth, held every particle that can move.
         let mut contacts_whole = None;
         let mut fs = loop {
-            let t = &self.cloth.topology;
-            let p = &mut self.cloth.particles;
-            let fs = self.selfc.fail_safe(
-                (&t.edges, &t.rest),
-                &mut p.x,
-                &mut p.v,
-                &p.inv_mass,
-                self.params.dt,
-                self.params.tolerance,
-                keep,
-            );
+            let fs = self.with_self_contact(|s, cloth, x, v| s.fail_safe(cloth, x, v, keep));
             keep = true;
             rounds += fs.rounds;
             if fs.zones == 0 {
@@ -984,17 +974,25 @@ impl World {
     /// Grow the fail-safe's zones by at most `rings` rings over the edges their rigid
     /// motion stretched ([`contact::SelfContact::grow_over_stretched`]); whether any grew.
     fn grow_zones(&mut self, rings: u32) -> bool {
+        self.with_self_contact(|s, cloth, x, v| s.grow_over_stretched(cloth, x, v, rings))
+    }
+
+    /// `f` on the cloth's self-contact, what its fail-safe reads of the cloth and the step
+    /// ([`contact::StepCloth`]), and the positions and velocities it moves.
+    fn with_self_contact<R>(
+        &mut self,
+        f: impl FnOnce(&mut contact::SelfContact, contact::StepCloth, &mut [DVec3], &mut [DVec3]) -> R,
+    ) -> R {
         let t = &self.cloth.topology;
         let p = &mut self.cloth.particles;
-        self.selfc.grow_over_stretched(
-            (&t.edges, &t.rest),
-            &mut p.x,
-            &mut p.v,
-            &p.inv_mass,
-            self.params.dt,
-            self.params.tolerance,
-            rings,
-        )
+        let cloth = contact::StepCloth {
+            edges: &t.edges,
+            rest: &t.rest,
+            inv_mass: &p.inv_mass,
+            h: self.params.dt,
+            tolerance: self.params.tolerance,
+        };
+        f(&mut self.selfc, cloth, &mut p.x, &mut p.v)
     }
 
     /// Bring the cloth around the fail-safe's zones back within its limits, each zone a
@@ -1004,20 +1002,14 @@ impl World {
     /// iterations after the `spent` ones; those it took are added to `spent`.
     fn project_around_zones(&mut self, spent: &mut u32) -> bool {
         let most_iterations = contact::project::PROJECT_ITERATIONS.saturating_sub(*spent);
-        let t = &self.cloth.topology;
-        let p = &mut self.cloth.particles;
+        let p = &self.cloth.particles;
         let (x, v) = (p.x.clone(), p.v.clone());
-        let done = self.selfc.project_around_zones(
-            (&t.edges, &t.rest),
-            &mut p.x,
-            &mut p.v,
-            &p.inv_mass,
-            self.params.dt,
-            self.params.tolerance,
-            most_iterations,
-        );
+        let done = self.with_self_contact(|s, cloth, x, v| {
+            s.project_around_zones(cloth, x, v, most_iterations)
+        });
         *spent += done.iterations;
         if !done.converged {
+            let p = &mut self.cloth.particles;
             p.x = x;
             p.v = v;
         }

@@ -130,6 +130,23 @@ pub const RESOLVE_SOLVES: u32 = 10;
 /// Items (triangles or edges) a thread of the gather queries at a time.
 const GATHER_CHUNK: usize = 256;
 
+/// What the fail-safe and its repairs read of the cloth and the step: the edges, their
+/// rest lengths, the inverse masses, the step's length and the tolerance. The positions
+/// and velocities they move are passed beside it.
+#[derive(Debug, Clone, Copy)]
+pub struct StepCloth<'a> {
+    /// The distance constraints, by particle.
+    pub edges: &'a [[u32; 2]],
+    /// Their rest lengths.
+    pub rest: &'a [f64],
+    /// Each particle's inverse mass (0: static).
+    pub inv_mass: &'a [f64],
+    /// The step's length (s).
+    pub h: f64,
+    /// The strain tolerance.
+    pub tolerance: f64,
+}
+
 /// What the fail-safe did in a step.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FailSafe {
@@ -674,17 +691,20 @@ impl SelfContact {
     /// first), merges those that touch, and places every zone afresh from the solver's end
     /// state. Zones only grow, so the rounds end — at worst with every particle in contact
     /// in one zone; a cloth whose contacts do not span it is never frozen whole.
-    #[allow(clippy::too_many_arguments)]
     pub fn fail_safe(
         &mut self,
-        cloth_edges: (&[[u32; 2]], &[f64]),
+        cloth: StepCloth,
         x: &mut [DVec3],
         v: &mut [DVec3],
-        inv_mass: &[f64],
-        h: f64,
-        tolerance: f64,
         keep: bool,
     ) -> FailSafe {
+        let StepCloth {
+            edges,
+            rest,
+            inv_mass,
+            h: _,
+            tolerance,
+        } = cloth;
         let n = x.len();
         if !keep || self.zoned.len() != n || self.x_reference.len() != n {
             self.zones.reset(n);
@@ -696,7 +716,6 @@ impl SelfContact {
         self.x_solver.extend_from_slice(x);
         self.v_solver.clear();
         self.v_solver.extend_from_slice(v);
-        let (edges, rest) = cloth_edges;
         // Particles in a zone (of more than one particle) after the last round's moves.
         let mut in_zone = vec![false; n];
         let mut groups = self.zones.groups();
@@ -778,7 +797,7 @@ impl SelfContact {
                 break;
             }
             rounds += 1;
-            groups = self.place_zones(cloth_edges, x, v, inv_mass, h, tolerance, &mut in_zone);
+            groups = self.place_zones(cloth, x, v, &mut in_zone);
             for i in 0..n {
                 changed[i] = x[i] != last[i];
             }
@@ -869,18 +888,20 @@ impl SelfContact {
     /// grow, nor does any zone over one. Zones so grow only as far as their rigid motion
     /// strains the cloth; the next [`SelfContact::fail_safe`] (with `keep`) checks what the
     /// grown zones now touch. Whether anything merged.
-    #[allow(clippy::too_many_arguments)]
     pub fn grow_over_stretched(
         &mut self,
-        cloth_edges: (&[[u32; 2]], &[f64]),
+        cloth: StepCloth,
         x: &mut [DVec3],
         v: &mut [DVec3],
-        inv_mass: &[f64],
-        h: f64,
-        tolerance: f64,
         rings: u32,
     ) -> bool {
-        let (edges, rest) = cloth_edges;
+        let StepCloth {
+            edges,
+            rest,
+            inv_mass,
+            h: _,
+            tolerance,
+        } = cloth;
         let n = x.len();
         if self.zoned.len() != n || self.x_reference.len() != n || self.x_solver.len() != n {
             return false;
@@ -915,7 +936,7 @@ impl SelfContact {
             }
             any = true;
             let mut zoned = std::mem::take(&mut self.zoned);
-            self.place_zones(cloth_edges, x, v, inv_mass, h, tolerance, &mut zoned);
+            self.place_zones(cloth, x, v, &mut zoned);
             self.zoned = zoned;
         }
         any
@@ -932,18 +953,20 @@ impl SelfContact {
     /// it. Positions and velocities are those of the projection's last iterate; the
     /// caller keeps them only where it converged. At most `most_iterations` Newton
     /// iterations (what is left of the step's [`project::PROJECT_ITERATIONS`]).
-    #[allow(clippy::too_many_arguments)]
     pub fn project_around_zones(
         &mut self,
-        cloth_edges: (&[[u32; 2]], &[f64]),
+        cloth: StepCloth,
         x: &mut [DVec3],
         v: &mut [DVec3],
-        inv_mass: &[f64],
-        h: f64,
-        tolerance: f64,
         most_iterations: u32,
     ) -> project::Projection {
-        let (edges, rest) = cloth_edges;
+        let StepCloth {
+            edges,
+            rest,
+            inv_mass,
+            h,
+            tolerance,
+        } = cloth;
         let n = x.len();
         if self.zoned.len() != n || self.x_reference.len() != n || self.x0.len() != n {
             return project::Projection::default();
@@ -1010,18 +1033,20 @@ impl SelfContact {
     /// after its free motion and again after each turn about the anchors so far, until none
     /// is added ([`zones::Pivot`]). Marks the zones' particles in `in_zone` and returns the
     /// zones.
-    #[allow(clippy::too_many_arguments)]
     fn place_zones(
         &mut self,
-        cloth_edges: (&[[u32; 2]], &[f64]),
+        cloth: StepCloth,
         x: &mut [DVec3],
         v: &mut [DVec3],
-        inv_mass: &[f64],
-        h: f64,
-        tolerance: f64,
         in_zone: &mut [bool],
     ) -> Vec<Vec<u32>> {
-        let (edges, rest) = cloth_edges;
+        let StepCloth {
+            edges,
+            rest,
+            inv_mass,
+            h,
+            tolerance,
+        } = cloth;
         x.copy_from_slice(&self.x_solver);
         v.copy_from_slice(&self.v_solver);
         let groups = self.zones.groups();
