@@ -496,11 +496,13 @@ impl SceneSpec {
         match self.preset {
             ScenePreset::Hanging | ScenePreset::Curtain | ScenePreset::Square => {}
             ScenePreset::Drape | ScenePreset::Tablecloth => {
+                let centre = top - 0.45 * self.size;
+                let drop = drop_below(&cloth.particles.x, centre, 0.25 * self.size, self.size);
                 params.ball = Some(Ball::still(
-                    DVec3::new(0.0, top - 0.45 * self.size, 0.0),
+                    DVec3::new(0.0, centre - drop, 0.0),
                     0.25 * self.size,
                 ));
-                params.ground = Some(top - 1.1 * self.size);
+                params.ground = Some(top - 1.1 * self.size - drop);
             }
             ScenePreset::Flag | ScenePreset::FlagHole => {
                 params.wind.enabled = true;
@@ -513,6 +515,7 @@ impl SceneSpec {
                 let (lo, hi) = mesh::bounds(&cloth.particles.x);
                 let r = 0.5 * (hi.x - lo.x);
                 let centre = bottom - 0.05 * self.size - 0.75 * r;
+                let centre = centre - drop_below(&cloth.particles.x, centre, 1.25 * r, self.size);
                 params.ball = Some(Ball::still(DVec3::new(0.0, centre, 0.0), 1.25 * r));
                 params.ground = Some(centre - 1.25 * r - 0.25 * self.size);
             }
@@ -562,6 +565,26 @@ impl SceneSpec {
         }
         Ok(world)
     }
+}
+
+/// How far a scene's ball (centre height `centre` on the vertical axis, `radius`) and its
+/// ground must be lowered so that every particle starts at least `0.05 × size` above the
+/// ball's surface: the drape's and the skirt's balls are placed for a cloth lying over them
+/// (a horizontal sheet, a tube whose rim catches on the ball), and a mesh of another shape —
+/// a flat sheet read into the skirt, standing across the drape's ball — would otherwise start
+/// inside it, and the ball's push would crush its lower rows together in the first step.
+/// Zero for the shapes the scenes were made for.
+fn drop_below(x: &[DVec3], centre: f64, radius: f64, size: f64) -> f64 {
+    let clearance = 0.05 * size;
+    let needed = x
+        .iter()
+        .filter_map(|p| {
+            let d2 = p.x * p.x + p.z * p.z;
+            (d2 < radius * radius).then(|| centre + (radius * radius - d2).sqrt() + clearance - p.y)
+        })
+        .fold(0.0, f64::max);
+    // The tube's rim lies exactly at its clearance: round-off is not a reason to move it.
+    if needed > 1e-9 * size { needed } else { 0.0 }
 }
 
 /// Sew vertical pleats into a curtain: every column is displaced along the normal by a
