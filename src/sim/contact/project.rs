@@ -217,8 +217,11 @@ pub fn project(
         })
         .collect();
     // At `x`: each row's excess over its band (its residual; none inside it, so the cloth
-    // keeps the slack it has), and, as multiples of each row's limit, the worst strain and
-    // the sum of the squared excesses the line search decreases.
+    // keeps the slack it has), the worst strain as a multiple of each row's limit, and the
+    // sum of the squared excesses as strains, which the line search decreases. Not as
+    // multiples of the limits: where they run from 1e-7 to tenths (a tight tolerance on a
+    // cloth the step began stretched), a Newton step's second-order error on the tightest
+    // rows outweighed any progress on the loose ones, and no step length was a descent.
     let off = |x: &[DVec3], normal: &mut [DVec3], rhs: &mut [f64]| -> (f64, f64) {
         let (mut worst, mut sum) = (0.0f64, 0.0);
         for (r, &e) in rows.iter().enumerate() {
@@ -228,7 +231,7 @@ pub fn project(
             normal[r] = if len > 0.0 { d / len } else { DVec3::ZERO };
             rhs[r] = len - len.clamp(lo[r], hi[r]);
             let lim = rest[e as usize] * limit[e as usize].max(1e-300);
-            let o = rhs[r].abs() / lim;
+            let o = rhs[r].abs() / rest[e as usize].max(1e-300);
             worst = worst.max((len - rest[e as usize]).abs() / lim);
             sum += o * o;
         }
@@ -488,6 +491,79 @@ mod tests {
         // The velocities carry the displacement.
         for i in 0..n {
             assert!((v[i] * 0.01 - (x[i] - before[i])).length() < 1e-12);
+        }
+    }
+
+    /// A projection a hostile session asked for (`testdata/stalled_projection.txt`): a
+    /// curtain at a tolerance of 1e-7 that a capped solver had left stretched, so its
+    /// edges' limits run from 1e-7 to tenths. Its line search once weighed each row's
+    /// excess by its limit: an edge of 1e-7 moved a micrometre by a Newton step's
+    /// second-order error counted 10⁵ times more than one of 1e-2 moved as far, no step
+    /// length lowered the sum, and the projection stopped where it began, 470 times the
+    /// worst edge's limit. Weighed by the rest length, it converges.
+    #[test]
+    fn a_projection_with_tight_and_loose_limits_converges() {
+        let (mut x, mut edges, mut rest, mut limit) = (vec![], vec![], vec![], vec![]);
+        let (mut body, mut marks) = (vec![], vec![]);
+        for line in include_str!("testdata/stalled_projection.txt").lines() {
+            let mut w = line.split_whitespace();
+            let num = |s: Option<&str>| s.unwrap().parse::<f64>().unwrap();
+            match w.next() {
+                Some("x") => x.push(DVec3::new(num(w.next()), num(w.next()), num(w.next()))),
+                Some("e") => {
+                    let (a, b) = (num(w.next()) as u32, num(w.next()) as u32);
+                    edges.push([a, b]);
+                    rest.push(num(w.next()));
+                    limit.push(num(w.next()));
+                }
+                Some("body") => {
+                    let list = line.split_once('[').unwrap().1.trim_end_matches(']');
+                    body = list
+                        .split(", ")
+                        .map(|i| i.parse::<u32>().unwrap())
+                        .collect();
+                }
+                Some("m") => marks.push((
+                    num(w.next()) as usize,
+                    w.next() == Some("true"),
+                    num(w.next()),
+                )),
+                _ => {}
+            }
+        }
+        let n = x.len();
+        let (mut fixed, mut inv_mass) = (vec![false; n], vec![1.0; n]);
+        for (i, f, k) in marks {
+            (fixed[i], inv_mass[i]) = (f, k);
+        }
+        let before = x.clone();
+        assert!(worst_of_limit(&edges, &rest, &limit, &x) > 100.0);
+        let mut v = vec![DVec3::ZERO; n];
+        let bodies = vec![(body.clone(), Pivot::Free)];
+        let p = project(
+            &edges,
+            &rest,
+            &limit,
+            &bodies,
+            &fixed,
+            &inv_mass,
+            1.0 / 60.0,
+            &mut x,
+            &mut v,
+            PROJECT_ITERATIONS,
+        );
+        assert!(p.converged, "{p:?}");
+        assert!(worst_of_limit(&edges, &rest, &limit, &x) <= 1.0 + 1e-9);
+        // The body stayed rigid; the static particles stayed.
+        for &i in &body {
+            for &j in &body {
+                let (i, j) = (i as usize, j as usize);
+                let (d, d0) = (x[i].distance(x[j]), before[i].distance(before[j]));
+                assert!((d - d0).abs() < 1e-12, "{i}-{j}: {d} against {d0}");
+            }
+        }
+        for i in (0..n).filter(|&i| inv_mass[i] == 0.0) {
+            assert_eq!(x[i], before[i]);
         }
     }
 
