@@ -441,6 +441,17 @@ mod tests {
             .fold(0.0, f64::max)
     }
 
+    /// Every distance between two particles of `body` at `x` is the one at `before`.
+    fn assert_rigid(body: &[u32], x: &[DVec3], before: &[DVec3]) {
+        for &i in body {
+            for &j in body {
+                let (i, j) = (i as usize, j as usize);
+                let (d, d0) = (x[i].distance(x[j]), before[i].distance(before[j]));
+                assert!((d - d0).abs() < 1e-12, "{i}-{j}: {d} against {d0}");
+            }
+        }
+    }
+
     /// A chain of particles, one rigid body of three in the middle moved off the line:
     /// the projection brings every edge within its limit, keeps the body rigid, keeps the
     /// pinned end, and moves the particles less than the body's offset.
@@ -482,12 +493,7 @@ mod tests {
         assert!(p.converged, "{p:?}");
         assert!(worst_of_limit(&edges, &rest, &limit, &x) <= 1.0);
         assert_eq!(x[0], x0[0]);
-        for i in 3..6 {
-            for j in 3..6 {
-                let (d, d0) = (x[i].distance(x[j]), before[i].distance(before[j]));
-                assert!((d - d0).abs() < 1e-12, "{i}-{j}: {d} against {d0}");
-            }
-        }
+        assert_rigid(&[3, 4, 5], &x, &before);
         // The velocities carry the displacement.
         for i in 0..n {
             assert!((v[i] * 0.01 - (x[i] - before[i])).length() < 1e-12);
@@ -555,13 +561,7 @@ mod tests {
         assert!(p.converged, "{p:?}");
         assert!(worst_of_limit(&edges, &rest, &limit, &x) <= 1.0 + 1e-9);
         // The body stayed rigid; the static particles stayed.
-        for &i in &body {
-            for &j in &body {
-                let (i, j) = (i as usize, j as usize);
-                let (d, d0) = (x[i].distance(x[j]), before[i].distance(before[j]));
-                assert!((d - d0).abs() < 1e-12, "{i}-{j}: {d} against {d0}");
-            }
-        }
+        assert_rigid(&body, &x, &before);
         for i in (0..n).filter(|&i| inv_mass[i] == 0.0) {
             assert_eq!(x[i], before[i]);
         }
