@@ -279,10 +279,10 @@ fn random_mesh_world(rng: &mut ChaCha8Rng, params: &SimParams) -> World {
         .collect();
     let preset = presets[rng.random_range(0..presets.len())];
     let mut spec = SceneSpec::new(preset, 2, 2);
-    spec.mesh = Some(MeshSource {
+    spec.set_mesh(Some(MeshSource {
         name: "random".into(),
         mesh: std::sync::Arc::new(random_mesh(rng)),
-    });
+    }));
     spec.seed = rng.random();
     spec.build(params.clone()).expect("valid scene")
 }

@@ -272,10 +272,6 @@ fn meshes_keep_momentum_in_zero_gravity() {
 fn rim_below_equator(choice: ConstraintChoice, frames: usize) -> f64 {
     let mut spec = SceneSpec::new(ScenePreset::Tablecloth, 2, 2);
     spec.constraints = choice;
-    // Dropped square on the ball, without the scene's random kick: a locked disc knocked
-    // off centre slides off the ball whole, and its rim ends low too (0.65 m below the
-    // centre).
-    spec.perturb = 0.0;
     let mut w = spec.build(app_params(SolverKind::Newton)).unwrap();
     let centre = w.params.ball.unwrap().center.y;
     run(&mut w, SolverKind::Newton, frames);
@@ -505,10 +501,10 @@ fn every_mesh_starts_clear_of_its_scenes_ball() {
 }
 
 /// A flat sheet standing upright over the skirt's ball (the grid's square turned on its
-/// edge) lands on its edge, and the scene's small random kick lets it buckle out of its
-/// plane. Exactly symmetric about that plane, it could not: its quads collapsed within
-/// it, Newton ran to its cap in every step after the landing, and the sheet was thrown off
-/// the ball at 66 m/s (`ScenePreset::default_perturb`).
+/// edge, read as a user's mesh) lands on its edge, and the small random kick a user's mesh
+/// gets over a ball lets it buckle out of its plane. Exactly symmetric about that plane, it
+/// could not: its quads collapsed within it, Newton ran to its cap in every step after the
+/// landing, and the sheet was thrown off the ball at 66 m/s (`SceneSpec::default_perturb`).
 #[test]
 fn an_upright_sheet_dropped_on_a_ball_buckles_instead_of_blowing_up() {
     let mut square = mesh::obj::read(&asset("square.obj")).unwrap();
@@ -516,10 +512,14 @@ fn an_upright_sheet_dropped_on_a_ball_buckles_instead_of_blowing_up() {
         *p = DVec3::new(p.x, p.z, p.y);
     }
     let mut spec = SceneSpec::new(ScenePreset::Skirt, 2, 2);
-    spec.mesh = Some(MeshSource {
+    spec.set_mesh(Some(MeshSource {
         name: "upright square".into(),
         mesh: Arc::new(square),
-    });
+    }));
+    assert!(
+        spec.perturb > 0.0,
+        "a user's mesh over a ball gets the kick"
+    );
     let params = SimParams {
         self_collision: false,
         ..app_params(SolverKind::Newton)

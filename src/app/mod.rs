@@ -84,12 +84,10 @@ pub fn run(args: AppArgs) -> ExitCode {
     let (mut scene, params) = launch_setup(&args);
     if let Some(path) = &args.mesh {
         match crate::sim::mesh::obj::read(path) {
-            Ok(mesh) => {
-                scene.mesh = Some(crate::sim::scene::MeshSource {
-                    name: path.display().to_string(),
-                    mesh: std::sync::Arc::new(mesh),
-                })
-            }
+            Ok(mesh) => scene.set_mesh(Some(crate::sim::scene::MeshSource {
+                name: path.display().to_string(),
+                mesh: std::sync::Arc::new(mesh),
+            })),
             Err(e) => {
                 eprintln!("error: --mesh {}: {e}", path.display());
                 return ExitCode::from(2);

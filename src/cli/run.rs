@@ -587,10 +587,10 @@ pub fn build_world(args: &RunArgs) -> Result<World, String> {
         }
         let mesh = crate::sim::mesh::obj::read(path)
             .map_err(|e| format!("--mesh {}: {e}", path.display()))?;
-        spec.mesh = Some(MeshSource {
+        spec.set_mesh(Some(MeshSource {
             name: path.display().to_string(),
             mesh: std::sync::Arc::new(mesh),
-        });
+        }));
     }
     spec.constraints = args.constraints;
     spec.size = args.size;

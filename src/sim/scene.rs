@@ -305,25 +305,21 @@ impl ScenePreset {
         }
     }
 
-    /// Fraction of particles with a random initial velocity unless told otherwise.
-    ///
-    /// The scenes that drop a cloth onto a ball get the hanging cloth's small random kick
-    /// too. A flat sheet standing upright over the ball's centre (a user's mesh read into
-    /// them) is otherwise exactly symmetric about its own plane: landing on its edge, it
-    /// has no way to buckle out of that plane, its quads (sheared only by springs)
-    /// collapse within it, and Newton's rows go singular. Measured on a 30×30 upright
-    /// square in the skirt with self-collision off: 50 Newton steps (the cap) in 21 of 40
-    /// steps, 1.7 s a step, and the sheet thrown off the ball at 66 m/s; with the kick, no
-    /// capped step and 68 ms (docs/experiments.md, "An upright sheet on the ball").
+    /// Fraction of particles with a random initial velocity unless told otherwise (the
+    /// scene's own cloth; [`SceneSpec::default_perturb`] for a user's mesh).
     pub fn default_perturb(self) -> f64 {
         match self {
-            ScenePreset::Hanging
-            | ScenePreset::Square
-            | ScenePreset::Drape
-            | ScenePreset::Tablecloth
-            | ScenePreset::Skirt => 0.05,
+            ScenePreset::Hanging | ScenePreset::Square => 0.05,
             _ => 0.0,
         }
+    }
+
+    /// Whether the scene drops its cloth onto a ball.
+    pub fn has_ball(self) -> bool {
+        matches!(
+            self,
+            ScenePreset::Drape | ScenePreset::Tablecloth | ScenePreset::Skirt
+        )
     }
 }
 
@@ -412,6 +408,37 @@ impl SceneSpec {
             perturb: preset.default_perturb(),
             perturb_speed: 0.5,
             seed: 1,
+        }
+    }
+
+    /// Fraction of particles with a random initial velocity unless told otherwise: the
+    /// preset's, and the hanging cloth's small kick for a user's mesh dropped onto a
+    /// ball.
+    ///
+    /// A flat sheet standing upright over the ball's centre is symmetric about its own
+    /// plane: landing on its edge, it has no way to buckle out of that plane, its quads
+    /// (sheared only by springs) collapse within it, and Newton's rows go singular.
+    /// Measured on a 30×30 upright square in the skirt with self-collision off: 50 Newton
+    /// steps (the cap) in 21 of 40 steps, 1.7 s a step, and the sheet thrown off the ball
+    /// at 66 m/s; with the kick, no capped step and 68 ms. The scenes' own cloths keep
+    /// their start: the kick on the 50×50 drape changed its chaos for the worse (docs/
+    /// experiments.md, "An upright sheet on the ball").
+    pub fn default_perturb(&self) -> f64 {
+        if self.mesh.is_some() && self.preset.has_ball() {
+            0.05
+        } else {
+            self.preset.default_perturb()
+        }
+    }
+
+    /// Build on `mesh` (a user's) or on the preset's own cloth; a fraction of kicked
+    /// particles left at its default follows the new cloth's
+    /// ([`SceneSpec::default_perturb`]).
+    pub fn set_mesh(&mut self, mesh: Option<MeshSource>) {
+        let was_default = self.perturb == self.default_perturb();
+        self.mesh = mesh;
+        if was_default {
+            self.perturb = self.default_perturb();
         }
     }
 

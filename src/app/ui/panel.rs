@@ -314,7 +314,7 @@ fn scene_section(ui: &mut egui::Ui, state: &mut SimState, panel: &mut PanelState
         let mut scene = SceneSpec::new(preset, panel.grid_w, panel.grid_h);
         // The user's mesh stays until they go back to the grid or pick a mesh scene.
         if !drop_mesh && !preset.is_mesh() && preset != ScenePreset::CurtainRod {
-            scene.mesh = state.scene.mesh.clone();
+            scene.set_mesh(state.scene.mesh.clone());
         }
         scene.constraints = constraints;
         scene.size = size;
