@@ -341,6 +341,30 @@ impl SelfContact {
             <= self.margin
     }
 
+    /// The particles that stray at `x` beyond what this step's candidates cover with
+    /// `reach` ([`SelfContact::covers`]), if they are few (a quarter of the particles at
+    /// most): the candidates still hold every pair of the others.
+    fn strayed(&self, x: &[DVec3], reach: f64) -> Option<Vec<bool>> {
+        let n = x.len();
+        if !self.gathered || self.stale || n != self.reference.len() || self.x0 != self.reference0 {
+            return None;
+        }
+        let allow = 0.5 * (self.margin - reach);
+        if allow <= 0.0 {
+            return None;
+        }
+        let shift = x
+            .iter()
+            .zip(&self.reference)
+            .map(|(a, b)| *a - *b)
+            .sum::<DVec3>()
+            / n as f64;
+        let mask: Vec<bool> = (x.iter().zip(&self.reference))
+            .map(|(a, b)| (*a - *b - shift).length() > allow)
+            .collect();
+        (mask.iter().filter(|&&m| m).count() <= n / 4).then_some(mask)
+    }
+
     /// Make the candidates cover the motion from the step's start to `x1` with `reach`:
     /// those of an earlier step where they still do (their start distances refreshed),
     /// else gathered anew with a margin of `reach` and as much again, plus a quarter of
@@ -384,15 +408,31 @@ impl SelfContact {
         self.reference.clear();
         self.reference.extend_from_slice(x1);
         self.reference0.clone_from(&self.x0);
+        let mut out = std::mem::take(&mut self.candidates);
+        out.clear();
+        if !self.find_pairs(x1, inv_mass, margin, None, &mut out) {
+            self.gathered = false;
+        }
+        self.candidates = out;
+    }
+
+    /// The pairs [`SelfContact::gather`] finds, into `out`; with `near`, only those with a
+    /// particle it marks. Whether the cloth has a surface to find them on.
+    fn find_pairs(
+        &mut self,
+        x1: &[DVec3],
+        inv_mass: &[f64],
+        margin: f64,
+        near: Option<&[bool]>,
+        out: &mut Vec<Candidate>,
+    ) -> bool {
         // Items and queries each grow by half the margin: two boxes overlap exactly when
         // the swept bounds come within the margin.
         let inflate = 0.5 * margin;
         let x0 = &self.x0;
         let s = &self.surface;
-        self.candidates.clear();
         if x0.len() != x1.len() || s.triangles.is_empty() {
-            self.gathered = false;
-            return;
+            return false;
         }
         // The swept bounds in the frame that moves with the mean displacement: subtracting
         // a motion common to all particles (linear in time, as each particle's is) changes
@@ -407,20 +447,25 @@ impl SelfContact {
             min: a.min.min(b.min),
             max: a.max.max(b.max),
         };
+        let tri_box = |tri: &[u32; 3]| merge(merge(swept(tri[0]), swept(tri[1])), swept(tri[2]));
         // Vertex–triangle: the vertices' small boxes in the grid, each triangle's box the
         // query (fewer entries per cell than the other way round).
         let mut extent = 0.0;
         for t in &s.triangles {
-            let b = merge(merge(swept(t[0]), swept(t[1])), swept(t[2]));
+            let b = tri_box(t);
             extent += (b.max - b.min).max_element() + 2.0 * inflate;
         }
         let cell = (extent / s.triangles.len() as f64).max(1e-6);
-        self.mean_edge = s
-            .edges
-            .iter()
-            .map(|e| x0[e[0] as usize].distance(x0[e[1] as usize]))
-            .sum::<f64>()
-            / s.edges.len().max(1) as f64;
+        if near.is_none() {
+            self.mean_edge = s
+                .edges
+                .iter()
+                .map(|e| x0[e[0] as usize].distance(x0[e[1] as usize]))
+                .sum::<f64>()
+                / s.edges.len().max(1) as f64;
+        }
+        let marked = |i: u32| near.is_none_or(|m| m[i as usize]);
+        let touches = |p: &[u32]| near.is_some_and(|m| p.iter().any(|&i| m[i as usize]));
         let vert_boxes = (0..x0.len() as u32).map(|v| swept(v).inflate(inflate));
         self.vert_grid.build(vert_boxes, cell);
         let tangled = &self.tangled;
@@ -444,57 +489,86 @@ impl SelfContact {
             let d0 = narrow::pair_distance(kind, &x);
             (d0 - bound <= margin).then_some(d0)
         };
+        let vertex_triangle = |v: u32, t: usize, tri: &[u32; 3], found: &mut Vec<Candidate>| {
+            let lip = match s.shared(&[v], tri) {
+                Shared::Particle => return,
+                Shared::Copies => true,
+                Shared::Nothing => false,
+            };
+            let p = [v, tri[0], tri[1], tri[2]];
+            let kind = PairKind::VertexTriangle;
+            if let Some(d0) = within(kind, &p) {
+                found.push(Candidate {
+                    tangled: out_of_fail_safe(tangled, &p, d0, pressed),
+                    kind,
+                    p,
+                    key: (u64::from(v) << 32) | t as u64,
+                    d0,
+                    rowed: false,
+                    lip,
+                });
+            }
+        };
         let grid = &self.vert_grid;
-        let out = &mut self.candidates;
+        // Every vertex against the triangles (with `near`, those that hold a marked
+        // particle).
         gather_in_order(&s.triangles, out, |t, tri, found| {
-            let q = merge(merge(swept(tri[0]), swept(tri[1])), swept(tri[2])).inflate(inflate);
-            grid.query(&q, |v| {
-                let lip = match s.shared(&[v], tri) {
-                    Shared::Particle => return,
-                    Shared::Copies => true,
-                    Shared::Nothing => false,
-                };
-                let p = [v, tri[0], tri[1], tri[2]];
-                let kind = PairKind::VertexTriangle;
-                if let Some(d0) = within(kind, &p) {
-                    found.push(Candidate {
-                        tangled: out_of_fail_safe(tangled, &p, d0, pressed),
-                        kind,
-                        p,
-                        key: (u64::from(v) << 32) | t as u64,
-                        d0,
-                        rowed: false,
-                        lip,
-                    });
-                }
+            if near.is_some() && !touches(tri) {
+                return;
+            }
+            grid.query(&tri_box(tri).inflate(inflate), |v| {
+                vertex_triangle(v, t, tri, found);
             });
         });
+        if let Some(m) = near {
+            // The marked vertices against the triangles that hold none.
+            let ids: Vec<u32> = (0..x0.len() as u32).filter(|&i| m[i as usize]).collect();
+            let mut marked_grid = HashGrid::default();
+            marked_grid.build(ids.iter().map(|&v| swept(v).inflate(inflate)), cell);
+            gather_in_order(&s.triangles, out, |t, tri, found| {
+                if touches(tri) {
+                    return;
+                }
+                marked_grid.query(&tri_box(tri).inflate(inflate), |k| {
+                    vertex_triangle(ids[k as usize], t, tri, found);
+                });
+            });
+        }
         let edge_boxes = s
             .edges
             .iter()
             .map(|e| merge(swept(e[0]), swept(e[1])).inflate(inflate));
         self.edge_grid.build(edge_boxes, cell);
         let grid = &self.edge_grid;
-        let out = &mut self.candidates;
         gather_in_order(&s.edges, out, |i, e, found| {
+            let first = marked(e[0]) || marked(e[1]);
+            if !first {
+                return;
+            }
             grid.query(grid.item(i as u32), |j| {
-                if (j as usize) <= i {
+                let f = s.edges[j as usize];
+                // Each pair once: from its lower edge where both are queried.
+                if (j as usize) <= i && (marked(f[0]) || marked(f[1])) {
                     return;
                 }
-                let f = s.edges[j as usize];
                 let lip = match s.shared(e, &f) {
                     Shared::Particle => return,
                     Shared::Copies => true,
                     Shared::Nothing => false,
                 };
-                let p = [e[0], e[1], f[0], f[1]];
+                // The lower edge first, as the whole gather has it: the motion bound
+                // and the distance are taken from the first point.
+                let (lo, hi) = if i < j as usize { (*e, f) } else { (f, *e) };
+                let p = [lo[0], lo[1], hi[0], hi[1]];
                 let kind = PairKind::EdgeEdge;
                 if let Some(d0) = within(kind, &p) {
                     found.push(Candidate {
                         tangled: out_of_fail_safe(tangled, &p, d0, pressed),
                         kind,
                         p,
-                        key: (1 << 63) | ((i as u64) << 32) | u64::from(j),
+                        key: (1 << 63)
+                            | ((i.min(j as usize) as u64) << 32)
+                            | i.max(j as usize) as u64,
                         d0,
                         rowed: false,
                         lip,
@@ -502,6 +576,7 @@ impl SelfContact {
                 }
             });
         });
+        true
     }
 
     /// Add a row for every pair that comes within [`DETECT_REACH`] × the gap on its way
@@ -730,11 +805,37 @@ impl SelfContact {
         let mut last = x.to_vec();
         let ordering = self.ordering && self.side.len() == n;
         let mut rounds = 0;
+        let mut local = Vec::new();
         loop {
-            self.ensure_candidates(x, inv_mass, TOUCH);
+            // Where a round moved only a few particles beyond what the candidates cover,
+            // the pairs they are in are found afresh and the rest of the list kept.
+            let near = if self.covers(x, TOUCH) {
+                None
+            } else {
+                self.strayed(x, TOUCH)
+            };
+            local.clear();
+            match &near {
+                None => self.ensure_candidates(x, inv_mass, TOUCH),
+                Some(m) => {
+                    self.find_pairs(x, inv_mass, TOUCH, Some(m), &mut local);
+                }
+            }
+            let kept = self.candidates.len();
             let mut merged = false;
-            for ci in 0..self.candidates.len() {
-                let c = self.candidates[ci];
+            for ci in 0..kept + local.len() {
+                let c = if ci < kept {
+                    let c = self.candidates[ci];
+                    if near
+                        .as_ref()
+                        .is_some_and(|m| c.p.iter().any(|&i| m[i as usize]))
+                    {
+                        continue;
+                    }
+                    c
+                } else {
+                    local[ci - kept]
+                };
                 if c.tangled || !c.p.iter().any(|&i| changed[i as usize]) {
                     continue;
                 }
@@ -1449,6 +1550,85 @@ mod tests {
 
     fn still(x: [DVec3; 4]) -> Swept {
         Swept { x0: x, x1: x }
+    }
+
+    /// The pairs found around a few particles that strayed (the fail-safe's rounds that
+    /// moved only the particles they merged) are exactly the pairs a whole gather finds
+    /// that hold one of them: none missed, none extra, each with the same key and start
+    /// distance.
+    #[test]
+    fn pairs_found_around_strayed_particles_are_the_whole_gathers_own() {
+        use crate::sim::cloth::GridSpec;
+        let (w, h) = (12, 12);
+        let mut cloth = Cloth::grid(&GridSpec {
+            width: w,
+            height: h,
+            ..GridSpec::default()
+        })
+        .unwrap();
+        // Folded in two, the far half 3 mm over the near one.
+        let xs: Vec<f64> = cloth.particles.x.iter().map(|p| p.x).collect();
+        let mid = 0.5
+            * (xs.iter().cloned().fold(f64::MAX, f64::min)
+                + xs.iter().cloned().fold(f64::MIN, f64::max));
+        for (i, p) in cloth.particles.x.iter_mut().enumerate() {
+            if i % w >= w / 2 {
+                p.x = 2.0 * mid - p.x + 0.01;
+                p.y += 0.003;
+            }
+        }
+        let mut sc = SelfContact::default();
+        sc.begin(&cloth);
+        let n = cloth.len();
+        let mut seed = 0x1234_5678_u64;
+        let mut rand = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let x1: Vec<DVec3> = cloth
+            .particles
+            .x
+            .iter()
+            .map(|p| *p + DVec3::new(rand() - 0.5, rand() - 0.5, rand() - 0.5) * 0.02)
+            .collect();
+        let near: Vec<bool> = (0..n).map(|_| rand() < 0.1).collect();
+        let inv_mass = cloth.particles.inv_mass.clone();
+        let margin = 0.02;
+        let mut all = Vec::new();
+        assert!(sc.find_pairs(&x1, &inv_mass, margin, None, &mut all));
+        let mut some = Vec::new();
+        assert!(sc.find_pairs(&x1, &inv_mass, margin, Some(&near), &mut some));
+        let key_of = |c: &Candidate| (c.key, c.d0.to_bits());
+        let mut want: Vec<_> = all
+            .iter()
+            .filter(|c| c.p.iter().any(|&i| near[i as usize]))
+            .map(key_of)
+            .collect();
+        let mut got: Vec<_> = some.iter().map(key_of).collect();
+        want.sort_unstable();
+        got.sort_unstable();
+        assert!(
+            want.len() > 100,
+            "the fold gives pairs to find: {}",
+            want.len()
+        );
+        assert!(
+            all.len() > 2 * want.len(),
+            "the marked are a part: {}",
+            all.len()
+        );
+        let missing: Vec<_> = want.iter().filter(|k| !got.contains(k)).collect();
+        let extra: Vec<_> = got.iter().filter(|k| !want.contains(k)).collect();
+        assert!(
+            missing.is_empty() && extra.is_empty() && got.len() == want.len(),
+            "{} found of {}: missing {:?}, extra {:?}",
+            got.len(),
+            want.len(),
+            &missing[..missing.len().min(5)],
+            &extra[..extra.len().min(5)]
+        );
     }
 
     /// The row of four particles at rest at `x`, with a 4 mm gap.
