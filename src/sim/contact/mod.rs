@@ -1559,6 +1559,8 @@ mod tests {
     #[test]
     fn pairs_found_around_strayed_particles_are_the_whole_gathers_own() {
         use crate::sim::cloth::GridSpec;
+        use rand::{Rng, SeedableRng};
+        use rand_chacha::ChaCha8Rng;
         let (w, h) = (12, 12);
         let mut cloth = Cloth::grid(&GridSpec {
             width: w,
@@ -1580,13 +1582,8 @@ mod tests {
         let mut sc = SelfContact::default();
         sc.begin(&cloth);
         let n = cloth.len();
-        let mut seed = 0x1234_5678_u64;
-        let mut rand = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut rng = ChaCha8Rng::seed_from_u64(0x1234_5678);
+        let mut rand = || rng.random::<f64>();
         let x1: Vec<DVec3> = cloth
             .particles
             .x
