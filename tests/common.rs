@@ -55,6 +55,18 @@ pub fn max_distance(a: &[glam::DVec3], b: &[glam::DVec3]) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// Largest relative strain |d − L|/L of the world's constraints, recomputed from the
+/// positions (not the solver's own measure).
+pub fn strain_from_positions(world: &World) -> f64 {
+    let t = &world.cloth.topology;
+    let x = &world.cloth.particles.x;
+    t.edges
+        .iter()
+        .zip(&t.rest)
+        .map(|(&[a, b], &l)| (x[a as usize].distance(x[b as usize]) - l).abs() / l)
+        .fold(0.0, f64::max)
+}
+
 /// Assert that every step in `stats` ended with its largest strain within `tol` (with a
 /// relative slack of 1e-9 for round-off).
 pub fn assert_strain_within<'a>(

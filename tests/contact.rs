@@ -65,17 +65,6 @@ fn converged_is_false_whenever_the_final_strain_exceeds_the_tolerance() {
     assert!(missed > 0, "no step ended outside the tolerance");
 }
 
-/// The largest strain of the world's constraints, recomputed from the positions.
-fn strain(world: &World) -> f64 {
-    let t = &world.cloth.topology;
-    let x = &world.cloth.particles.x;
-    t.edges
-        .iter()
-        .zip(&t.rest)
-        .map(|(&[a, b], &l)| ((x[b as usize] - x[a as usize]).length() - l).abs() / l)
-        .fold(0.0, f64::max)
-}
-
 #[test]
 fn every_impulse_solver_holds_the_tolerance_on_the_ball_and_on_the_rod_in_every_step() {
     let tol = 1e-4;
@@ -107,7 +96,7 @@ fn every_impulse_solver_holds_the_tolerance_on_the_ball_and_on_the_rod_in_every_
         for _ in 0..steps {
             let s = world.step(solver.as_mut()).expect("step");
             rounds += s.contact_rounds;
-            let e = strain(&world);
+            let e = common::strain_from_positions(&world);
             let at = format!("{preset:?} {kind} step {}", s.step);
             assert!(e <= tol * (1.0 + 1e-9), "{at}: strain {e:.3e}");
             assert!(s.converged, "{at}: not converged");

@@ -16,17 +16,6 @@ fn hanging(n: usize, tol: f64) -> World {
     common::hanging(n, 0.1, params)
 }
 
-/// Largest relative strain |d − L|/L recomputed from the positions.
-fn strain_from_positions(w: &World) -> f64 {
-    let t = &w.cloth.topology;
-    let x = &w.cloth.particles.x;
-    t.edges
-        .iter()
-        .zip(&t.rest)
-        .map(|(&[a, b], &l)| (x[a as usize].distance(x[b as usize]) - l).abs() / l)
-        .fold(0.0, f64::max)
-}
-
 /// Step `frames` frames of a scripted drag; return the largest strain recomputed after
 /// each step and the world.
 fn drag(mut w: World, solver: SolverKind, d: Drag, frames: usize) -> (f64, World) {
@@ -36,7 +25,7 @@ fn drag(mut w: World, solver: SolverKind, d: Drag, frames: usize) -> (f64, World
     for _ in 0..frames {
         script.before_step(&mut w).unwrap();
         w.step(s.as_mut()).unwrap();
-        worst = worst.max(strain_from_positions(&w));
+        worst = worst.max(common::strain_from_positions(&w));
     }
     (worst, w)
 }

@@ -552,10 +552,7 @@ fn an_upright_sheet_dropped_on_a_ball_buckles_instead_of_blowing_up() {
             .x
             .iter()
             .any(|p| p.distance(ball.center) < ball.radius + 0.01);
-        let (x, t) = (&w.cloth.particles.x, &w.cloth.topology);
-        let strain = (t.edges.iter().zip(&t.rest))
-            .map(|(&[a, b], &l)| (x[a as usize].distance(x[b as usize]) - l).abs() / l)
-            .fold(0.0, f64::max);
+        let strain = strain_from_positions(&w);
         let speed = w
             .cloth
             .particles

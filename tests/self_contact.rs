@@ -13,17 +13,6 @@ use impulse_cloth::sim::{
     Drag, DragScript, PinSpec, ScenePreset, SceneSpec, SimParams, Solver, SolverKind, World,
 };
 
-/// Largest relative strain of the structural constraints, from positions.
-fn max_strain(world: &World) -> f64 {
-    let x = &world.cloth.particles.x;
-    let t = &world.cloth.topology;
-    t.edges
-        .iter()
-        .zip(&t.rest)
-        .map(|(e, &l)| (x[e[0] as usize].distance(x[e[1] as usize]) - l).abs() / l)
-        .fold(0.0, f64::max)
-}
-
 /// The app's parameters for `solver` (its substeps of a frame, the app's tolerance) with
 /// self-collision on, and the substeps a frame.
 fn self_params(solver: SolverKind) -> (SimParams, u32) {
@@ -79,7 +68,7 @@ fn check_scene(
             c, 0,
             "{scene} {solver} {n}×{n}: {c} crossings after frame {f}"
         );
-        let strain = max_strain(&world);
+        let strain = common::strain_from_positions(&world);
         assert!(
             strain <= tol * (1.0 + 1e-6),
             "{scene} {solver} {n}×{n}: strain {strain:e} after frame {f}"
@@ -154,7 +143,7 @@ fn newton_settles_the_50_by_50_pile_without_cycling_its_ground_rows() {
         "{capped} frames at the cap of {cap} ({settled:?})"
     );
     assert_eq!(crossings(&world), 0);
-    assert!(max_strain(&world) <= tol * (1.0 + 1e-6));
+    assert!(common::strain_from_positions(&world) <= tol * (1.0 + 1e-6));
 }
 
 #[test]
@@ -710,7 +699,7 @@ fn turned_on_over_a_tangled_fold_its_steps_stay_bounded_and_it_untangles() {
             st.contact_rounds
         );
         held_whole = st.zone_particles as usize == world.cloth.len();
-        let strain = max_strain(&world);
+        let strain = common::strain_from_positions(&world);
         assert!(
             strain <= world.params.tolerance * (1.0 + 1e-6),
             "frame {f}: strain {strain:e}"
@@ -752,7 +741,7 @@ fn switched_on_over_the_folds_tangle_it_untangles() {
     for f in 0..60 {
         let whole = frame(&mut world, &mut script, s.as_mut());
         assert!(!whole, "frame {f}: one zone held the whole cloth");
-        let strain = max_strain(&world);
+        let strain = common::strain_from_positions(&world);
         assert!(
             strain <= world.params.tolerance * (1.0 + 1e-6),
             "frame {f}: strain {strain:e}"
@@ -850,7 +839,7 @@ fn a_sheet_falling_flat_onto_a_layer_of_itself_does_not_tunnel() {
                 rows = rows.max(stats.self_contacts);
                 assert_eq!(crossings(&world), 0, "{solver}: crossing in frame {f}");
             }
-            let strain = max_strain(&world);
+            let strain = common::strain_from_positions(&world);
             assert!(strain <= tol * (1.0 + 1e-6), "{solver}: strain {strain:e}");
         }
         assert!(rows > 0, "{solver}: the layers never met");
