@@ -353,12 +353,7 @@ impl SelfContact {
         if allow <= 0.0 {
             return None;
         }
-        let shift = x
-            .iter()
-            .zip(&self.reference)
-            .map(|(a, b)| *a - *b)
-            .sum::<DVec3>()
-            / n as f64;
+        let shift = mean_displacement(x, &self.reference);
         let mask: Vec<bool> = (x.iter().zip(&self.reference))
             .map(|(a, b)| (*a - *b - shift).length() > allow)
             .collect();
@@ -438,7 +433,7 @@ impl SelfContact {
         // a motion common to all particles (linear in time, as each particle's is) changes
         // no distance at any moment of the step, and keeps the boxes of a cloth the hand
         // carries fast as small as those of one at rest.
-        let shift = x1.iter().zip(x0).map(|(a, b)| *a - *b).sum::<DVec3>() / x1.len() as f64;
+        let shift = mean_displacement(x1, x0);
         let swept = |i: u32| {
             let i = i as usize;
             Aabb::EMPTY.grow(x0[i]).grow(x1[i] - shift)
@@ -464,8 +459,8 @@ impl SelfContact {
                 .sum::<f64>()
                 / s.edges.len().max(1) as f64;
         }
-        let marked = |i: u32| near.is_none_or(|m| m[i as usize]);
-        let touches = |p: &[u32]| near.is_some_and(|m| p.iter().any(|&i| m[i as usize]));
+        // Whether an item holds a particle `near` marks (every item without `near`).
+        let holds_marked = |p: &[u32]| near.is_none_or(|m| p.iter().any(|&i| m[i as usize]));
         let vert_boxes = (0..x0.len() as u32).map(|v| swept(v).inflate(inflate));
         self.vert_grid.build(vert_boxes, cell);
         let tangled = &self.tangled;
@@ -513,7 +508,7 @@ impl SelfContact {
         // Every vertex against the triangles (with `near`, those that hold a marked
         // particle).
         gather_in_order(&s.triangles, out, |t, tri, found| {
-            if near.is_some() && !touches(tri) {
+            if !holds_marked(tri) {
                 return;
             }
             grid.query(&tri_box(tri).inflate(inflate), |v| {
@@ -526,7 +521,7 @@ impl SelfContact {
             let mut marked_grid = HashGrid::default();
             marked_grid.build(ids.iter().map(|&v| swept(v).inflate(inflate)), cell);
             gather_in_order(&s.triangles, out, |t, tri, found| {
-                if touches(tri) {
+                if holds_marked(tri) {
                     return;
                 }
                 marked_grid.query(&tri_box(tri).inflate(inflate), |k| {
@@ -541,14 +536,13 @@ impl SelfContact {
         self.edge_grid.build(edge_boxes, cell);
         let grid = &self.edge_grid;
         gather_in_order(&s.edges, out, |i, e, found| {
-            let first = marked(e[0]) || marked(e[1]);
-            if !first {
+            if !holds_marked(e) {
                 return;
             }
             grid.query(grid.item(i as u32), |j| {
                 let f = s.edges[j as usize];
                 // Each pair once: from its lower edge where both are queried.
-                if (j as usize) <= i && (marked(f[0]) || marked(f[1])) {
+                if (j as usize) <= i && holds_marked(&f) {
                     return;
                 }
                 let lip = match s.shared(e, &f) {
@@ -1399,12 +1393,17 @@ fn stray(x: &[DVec3], reference: &[DVec3]) -> f64 {
     if x.is_empty() {
         return 0.0;
     }
-    let shift = x.iter().zip(reference).map(|(a, b)| *a - *b).sum::<DVec3>() / x.len() as f64;
+    let shift = mean_displacement(x, reference);
     x.iter()
         .zip(reference)
         .map(|(a, b)| (*a - *b - shift).length_squared())
         .fold(0.0, f64::max)
         .sqrt()
+}
+
+/// The mean of `x − reference` over the particles: the motion common to the whole cloth.
+fn mean_displacement(x: &[DVec3], reference: &[DVec3]) -> DVec3 {
+    x.iter().zip(reference).map(|(a, b)| *a - *b).sum::<DVec3>() / x.len().max(1) as f64
 }
 
 /// The particles of an (edge, triangle) pair of the lips, sorted.
