@@ -130,6 +130,10 @@ pub const RESOLVE_SOLVES: u32 = 10;
 /// Items (triangles or edges) a thread of the gather queries at a time.
 const GATHER_CHUNK: usize = 256;
 
+/// Candidate pairs a thread tests at a time (the rows' and the fail-safe's continuous
+/// tests).
+const TEST_CHUNK: usize = 512;
+
 /// What the fail-safe and its repairs read of the cloth and the step: the edges, their
 /// rest lengths, the inverse masses, the step's length and the tolerance. The positions
 /// and velocities they move are passed beside it.
@@ -201,7 +205,6 @@ pub struct SelfContact {
     /// Particles in a crossing at the end of the last step.
     tangled: Vec<bool>,
     crossings: usize,
-    roots: Vec<f64>,
     zones: Zones,
     /// Positions at the start of the step's position pass.
     x0: Vec<DVec3>,
@@ -591,35 +594,50 @@ impl SelfContact {
             self.lip_rows = true;
             added += self.lip_rows(inv_mass, gap);
         }
-        for ci in 0..self.candidates.len() {
-            let c = self.candidates[ci];
-            if c.rowed {
-                continue;
-            }
-            // A pair on the two lips of a cut keeps at most half the distance its copies
-            // have come apart ([`LIP_OPEN`]).
-            let (gap, reach) = if c.lip {
-                let opening = self.opening(&c);
-                if opening < LIP_OPEN * gap || self.lip_crossed(&c.p) {
-                    self.candidates[ci].rowed = true;
-                    continue;
+        // The tests run in parallel, each pair on its own; the rows are made in the
+        // candidates' order, as a serial loop would.
+        let this = &*self;
+        let found: Vec<(usize, Option<(f64, f64)>)> = (0..this.candidates.len())
+            .into_par_iter()
+            .with_min_len(TEST_CHUNK)
+            .map_init(Vec::new, |roots, ci| {
+                let c = this.candidates[ci];
+                if c.rowed {
+                    return None;
                 }
-                let g = gap.min(0.5 * opening);
-                (g, DETECT_REACH * g)
-            } else {
-                (gap, reach)
-            };
-            if c.d0 > reach && c.d0 - self.motion_bound(&c, x1) > reach {
-                // Too far apart for the step's motion to bring them within reach.
+                // A pair on the two lips of a cut keeps at most half the distance its
+                // copies have come apart ([`LIP_OPEN`]).
+                let (gap, reach) = if c.lip {
+                    let opening = this.opening(&c);
+                    if opening < LIP_OPEN * gap || this.lip_crossed(&c.p) {
+                        return Some((ci, None));
+                    }
+                    let g = gap.min(0.5 * opening);
+                    (g, DETECT_REACH * g)
+                } else {
+                    (gap, reach)
+                };
+                if c.d0 > reach && c.d0 - this.motion_bound(&c, x1) > reach {
+                    // Too far apart for the step's motion to bring them within reach.
+                    return None;
+                }
+                let at = if c.d0 <= reach {
+                    Some(0.0)
+                } else {
+                    narrow::first_contact(c.kind, &this.swept(&c.p, x1), reach, roots)
+                };
+                at.map(|t| (ci, Some((t, gap))))
+            })
+            .flatten()
+            .collect();
+        for (ci, hit) in found {
+            let c = self.candidates[ci];
+            let Some((t, gap)) = hit else {
+                // Lips still on each other, or crossed: no row.
+                self.candidates[ci].rowed = true;
                 continue;
-            }
-            let s = self.swept(&c.p, x1);
-            let at = if c.d0 <= reach {
-                Some(0.0)
-            } else {
-                narrow::first_contact(c.kind, &s, reach, &mut self.roots)
             };
-            let Some(t) = at else { continue };
+            let s = self.swept(&c.p, x1);
             // Found once a step: a pair that needs no row is not tested again.
             self.keys.insert(c.key);
             self.candidates[ci].rowed = true;
@@ -817,40 +835,50 @@ impl SelfContact {
             }
             let kept = self.candidates.len();
             let mut merged = false;
-            for ci in 0..kept + local.len() {
-                let c = if ci < kept {
-                    let c = self.candidates[ci];
-                    if near
-                        .as_ref()
-                        .is_some_and(|m| c.p.iter().any(|&i| m[i as usize]))
-                    {
-                        continue;
+            // Each pair tested on its own, in parallel; merges do not depend on their
+            // order (a zone's root is its least particle).
+            let this = &*self;
+            let xs = &*x;
+            let touching: Vec<[u32; 4]> = (0..kept + local.len())
+                .into_par_iter()
+                .with_min_len(TEST_CHUNK)
+                .map_init(Vec::new, |roots, ci| {
+                    let c = if ci < kept {
+                        let c = this.candidates[ci];
+                        if near
+                            .as_ref()
+                            .is_some_and(|m| c.p.iter().any(|&i| m[i as usize]))
+                        {
+                            return None;
+                        }
+                        c
+                    } else {
+                        local[ci - kept]
+                    };
+                    if c.tangled || !c.p.iter().any(|&i| changed[i as usize]) {
+                        return None;
                     }
-                    c
-                } else {
-                    local[ci - kept]
-                };
-                if c.tangled || !c.p.iter().any(|&i| changed[i as usize]) {
-                    continue;
-                }
-                if ordering && self.ordered_through(&c) {
-                    continue;
-                }
-                if c.lip && (self.opening(&c) < LIP_OPEN * self.gap || self.lip_crossed(&c.p)) {
-                    // Lips still on each other, or crossed: [`LIP_OPEN`].
-                    continue;
-                }
-                if c.d0 - self.motion_bound(&c, x) > TOUCH {
-                    continue;
-                }
-                let s = self.swept(&c.p, x);
-                if narrow::first_contact(c.kind, &s, TOUCH, &mut self.roots).is_some() {
-                    for k in 1..4 {
-                        merged |= self.zones.union(c.p[0], c.p[k]);
+                    if ordering && this.ordered_through(&c) {
+                        return None;
                     }
-                    // Already in one zone, they still touch: only possible where the
-                    // zone's own start touched; nothing a merge can do.
+                    if c.lip && (this.opening(&c) < LIP_OPEN * this.gap || this.lip_crossed(&c.p)) {
+                        // Lips still on each other, or crossed: [`LIP_OPEN`].
+                        return None;
+                    }
+                    if c.d0 - this.motion_bound(&c, xs) > TOUCH {
+                        return None;
+                    }
+                    let s = this.swept(&c.p, xs);
+                    narrow::first_contact(c.kind, &s, TOUCH, roots).map(|_| c.p)
+                })
+                .flatten()
+                .collect();
+            for p in touching {
+                for k in 1..4 {
+                    merged |= self.zones.union(p[0], p[k]);
                 }
+                // Already in one zone, they still touch: only possible where the zone's
+                // own start touched; nothing a merge can do.
             }
             // The lips of a cut lie on each other and are kept apart by their rows, not by
             // the fail-safe ([`LIP_OPEN`]); the rows hold to first order, and a zone's
