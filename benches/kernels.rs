@@ -2,6 +2,8 @@
 #![allow(missing_docs)]
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use glam::DVec3;
+use impulse_cloth::sim::contact::narrow::{self, PairKind, Swept};
 use impulse_cloth::sim::solver::iterative::{self, Scratch};
 use impulse_cloth::sim::solver::{FillOrdering, SleSolver};
 use impulse_cloth::sim::{ScenePreset, SceneSpec, SimParams, SolverKind, World};
@@ -22,7 +24,58 @@ fn world(n: usize, tol: f64) -> World {
     w
 }
 
+/// Pairs of a layer falling a step onto one just below it, each moving a few spacings with
+/// some shear: the continuous tests of the rows' detection and the fail-safe's rounds on
+/// settled layers (seeded, the same pairs every run).
+fn swept_pairs(count: usize) -> Vec<Swept> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    let mut jitter = |r: f64| {
+        DVec3::new(
+            rng.random_range(-r..r),
+            rng.random_range(-r..r),
+            rng.random_range(-r..r),
+        )
+    };
+    (0..count)
+        .map(|_| {
+            // Spacing 0.03 m, layers 1 mm apart, the upper moving down by up to 2 mm and
+            // sideways by up to a spacing.
+            let x0 = [
+                DVec3::new(0.01, 0.001, 0.01) + jitter(0.01),
+                DVec3::new(0.0, 0.0, 0.0) + jitter(0.0005),
+                DVec3::new(0.03, 0.0, 0.0) + jitter(0.0005),
+                DVec3::new(0.0, 0.0, 0.03) + jitter(0.0005),
+            ];
+            let drop = DVec3::new(0.0, -0.002, 0.0);
+            let x1 = [
+                x0[0] + drop + jitter(0.03),
+                x0[1] + jitter(0.001),
+                x0[2] + jitter(0.001),
+                x0[3] + jitter(0.001),
+            ];
+            Swept { x0, x1 }
+        })
+        .collect()
+}
+
 fn benches(c: &mut Criterion) {
+    let pairs = swept_pairs(1000);
+    for kind in [PairKind::VertexTriangle, PairKind::EdgeEdge] {
+        let name = match kind {
+            PairKind::VertexTriangle => "vertex_triangle",
+            PairKind::EdgeEdge => "edge_edge",
+        };
+        c.bench_function(&format!("continuous_test_{name}_1000_pairs"), |b| {
+            let mut roots = Vec::new();
+            b.iter(|| {
+                pairs
+                    .iter()
+                    .filter(|s| narrow::first_contact(kind, s, 1e-7, &mut roots).is_some())
+                    .count()
+            })
+        });
+    }
     for n in [50, 100] {
         let w = world(n, 1e-6);
         let accel = vec![w.params.gravity; w.cloth.len()];
