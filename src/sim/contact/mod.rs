@@ -608,10 +608,9 @@ impl SelfContact {
                 // A pair on the two lips of a cut keeps at most half the distance its
                 // copies have come apart ([`LIP_OPEN`]).
                 let (gap, reach) = if c.lip {
-                    let opening = this.opening(&c);
-                    if opening < LIP_OPEN * gap || this.lip_crossed(&c.p) {
+                    let Some(opening) = this.lips_apart(&c, gap) else {
                         return Some((ci, None));
-                    }
+                    };
                     let g = gap.min(0.5 * opening);
                     (g, DETECT_REACH * g)
                 } else {
@@ -666,6 +665,18 @@ impl SelfContact {
             PairKind::EdgeEdge => c.p.split_at(2),
         };
         self.surface.opening(a, b, &self.x0)
+    }
+
+    /// How far apart a lip pair's copies are ([`SelfContact::opening`]), where they have
+    /// come apart by [`LIP_OPEN`] of `gap` and its lips did not cross at the last step's
+    /// end; `None` where the pair is left to the lips' rows.
+    fn lips_apart(&self, c: &Candidate, gap: f64) -> Option<f64> {
+        let opening = self.opening(c);
+        if opening < LIP_OPEN * gap || self.lip_crossed(&c.p) {
+            None
+        } else {
+            Some(opening)
+        }
     }
 
     /// Rows between the copies of a particle still together at the step's start
@@ -861,7 +872,7 @@ impl SelfContact {
                     if ordering && this.ordered_through(&c) {
                         return None;
                     }
-                    if c.lip && (this.opening(&c) < LIP_OPEN * this.gap || this.lip_crossed(&c.p)) {
+                    if c.lip && this.lips_apart(&c, this.gap).is_none() {
                         // Lips still on each other, or crossed: [`LIP_OPEN`].
                         return None;
                     }
