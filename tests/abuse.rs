@@ -62,6 +62,7 @@ struct Tally {
     rounds_cut: usize,
     projections: usize,
     projection_iterations: usize,
+    splits: usize,
 }
 
 fn random_world(rng: &mut ChaCha8Rng, params: &SimParams) -> World {
@@ -110,7 +111,7 @@ fn checked_step(
         assert_eq!(
             c,
             0,
-            "{what}: {c} crossings after a clean start (lib {}) (zones {} particles {} rounds {} resolves {} projections {} cut {} rows {} thickness {:e} n {})",
+            "{what}: {c} crossings after a clean start (lib {}) (zones {} particles {} rounds {} resolves {} projections {} cut {} rows {} thickness {:e} n {} splits {})",
             stats.crossings,
             stats.impact_zones,
             stats.zone_particles,
@@ -120,7 +121,8 @@ fn checked_step(
             stats.zone_cut_short,
             stats.self_contacts,
             w.params.thickness,
-            n
+            n,
+            stats.splits
         );
         // Every particle that can move, in zones (a cloth's pins are never all in them),
         // read from the zones themselves: the step's statistics must say so.
@@ -129,11 +131,17 @@ fn checked_step(
         let whole = stats.impact_zones > 0
             && mask.len() == n
             && inv_mass.iter().zip(mask).all(|(&k, &z)| z || k == 0.0);
-        assert_eq!(stats.zone_held_whole, whole, "{what}: whole-cloth zones");
-        tally.whole += usize::from(whole);
+        // A split step's zones are its last half's; its statistics, every half's.
+        if stats.splits == 0 {
+            assert_eq!(stats.zone_held_whole, whole, "{what}: whole-cloth zones");
+        } else {
+            assert!(stats.zone_held_whole || !whole, "{what}: whole-cloth zones");
+        }
+        tally.whole += usize::from(stats.zone_held_whole);
+        tally.splits += stats.splits as usize;
         // Whole by contact is a kind of whole: the zones before any growth held it.
         assert!(
-            !stats.zone_contacts_whole || whole,
+            !stats.zone_contacts_whole || stats.zone_held_whole,
             "{what}: the contacts' zones held the whole cloth, the step's did not"
         );
         tally.whole_by_contact += usize::from(stats.zone_contacts_whole);
@@ -144,9 +152,20 @@ fn checked_step(
             eprintln!("{what}: the fail-safe froze the whole cloth");
         }
     }
+    // A split step ran as at most 1 + 2·splits attempts, each within the bounds of one
+    // step; each level of halving at most once, and once more where its halves crossed.
+    let attempts = 1 + 2 * stats.splits;
+    assert!(
+        stats.splits <= 2 * (2u32.pow(w.params.max_splits) - 1),
+        "{what}: {} splits",
+        stats.splits
+    );
     // Each pass may have its rounds: the step's, and each re-solve's around the zones.
-    let passes = 1 + stats.zone_resolves;
-    assert!(stats.zone_resolves <= contact::MAX_RESOLVES, "{what}");
+    let passes = attempts + stats.zone_resolves;
+    assert!(
+        stats.zone_resolves <= contact::MAX_RESOLVES * attempts,
+        "{what}"
+    );
     assert!(
         stats.contact_rounds <= MAX_CONTACT_ROUNDS * passes,
         "{what}: {} contact rounds",
@@ -163,7 +182,7 @@ fn checked_step(
     tally.projections += stats.zone_projections as usize;
     tally.projection_iterations += stats.zone_projection_iterations as usize;
     assert!(
-        stats.zone_rounds as usize <= n,
+        stats.zone_rounds as usize <= n * attempts as usize,
         "{what}: {} merge rounds",
         stats.zone_rounds
     );
@@ -388,7 +407,8 @@ impl Tally {
              — by the contacts' zones alone in {} —, frozen in {}), left stretched in {}; contact rounds cut short (two capped passes \
              or their work bound) in {}; at most {:.1} rows a particle, {} iterations, {} merge rounds in a \
              step; {} of {sessions} sessions back within {RECOVERY_TOLERANCE:e} after \
-             {RECOVERY_STEPS} Newton steps; {} projections around zones, {} Newton iterations",
+             {RECOVERY_STEPS} Newton steps; {} projections around zones, {} Newton iterations; \
+             {} steps split in two",
             self.steps,
             self.guarded,
             self.zone_steps,
@@ -403,7 +423,8 @@ impl Tally {
             self.most_zone_rounds,
             self.recovered,
             self.projections,
-            self.projection_iterations
+            self.projection_iterations,
+            self.splits
         );
         // A session's chaos decides how much of it self-collision guards from a clean
         // state (one that tangled while unguarded is not clean until untangled): of the

@@ -931,3 +931,61 @@ fn friction_between_layers_holds_a_layer_on_a_slope() {
         }
     }
 }
+
+/// The app's 30×30 pile as `bench app` drags it (Newton at 1e-4, one step a frame, the
+/// middle of its top row lifted out of the heap from frame 30): at frame 39 the
+/// projections around the contacts' zones gave up and the growth took the whole cloth,
+/// which then moved rigidly for a step. With steps halved where that would happen (the
+/// default, [`impulse_cloth::sim::SimParams::max_splits`]) no step holds the whole cloth,
+/// every strain stays within the tolerance and no pair crosses (both from positions), and
+/// time moves on by a frame a step.
+#[test]
+fn a_step_the_fail_safe_would_take_whole_is_halved() {
+    use impulse_cloth::cli::bench_app::{AppConfig, Options, setup};
+    use impulse_cloth::cli::run::build_world;
+    let cfg = AppConfig {
+        solver: SolverKind::Newton,
+        tolerance: Some(1e-4),
+    };
+    // The drag's timeline is that of the bench's 120 frames; 42 of them are run.
+    let opts = Options {
+        frames: 120,
+        self_collision: true,
+        ..Default::default()
+    };
+    let (_, args) = setup(ScenePreset::Pile, 30, &cfg, &opts).unwrap();
+    let run = |max_splits: u32| {
+        let mut world = build_world(&args).unwrap();
+        world.params.max_splits = max_splits;
+        let mut script = DragScript::new(args.drag.clone(), world.cloth.len()).unwrap();
+        let mut s = args.solver.create();
+        let (mut whole, mut splits) = (0, 0);
+        for f in 1..=42u32 {
+            script.before_step(&mut world).unwrap();
+            let st = world.step(s.as_mut()).unwrap();
+            whole += u32::from(st.zone_held_whole);
+            splits += st.splits;
+            let strain = common::strain_from_positions(&world);
+            assert!(
+                strain <= world.params.tolerance * (1.0 + 1e-6),
+                "max_splits {max_splits}, frame {f}: strain {strain:e}"
+            );
+            assert_eq!(crossings(&world), 0, "max_splits {max_splits}, frame {f}");
+            let t = f as f64 * world.params.dt;
+            assert!(
+                (world.time - t).abs() < 1e-9,
+                "frame {f}: time {}",
+                world.time
+            );
+        }
+        (whole, splits)
+    };
+    let (whole, splits) = run(0);
+    assert!(
+        whole > 0 && splits == 0,
+        "unsplit: {whole} whole-cloth steps"
+    );
+    let (whole, splits) = run(impulse_cloth::sim::params::DEFAULT_MAX_SPLITS);
+    assert_eq!(whole, 0, "{splits} splits");
+    assert!(splits > 0, "no step was split");
+}

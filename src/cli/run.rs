@@ -110,6 +110,10 @@ pub struct RunArgs {
     /// Cloth thickness for self-contact, m (capped at half the shortest edge).
     #[arg(long, allow_negative_numbers = true, default_value_t = crate::sim::params::DEFAULT_THICKNESS)]
     pub thickness: f64,
+    /// How many times a step may be halved where self-contact's fail-safe would hold the
+    /// whole cloth (0: never; at most 6).
+    #[arg(long, value_name = "N", default_value_t = crate::sim::params::DEFAULT_MAX_SPLITS)]
+    pub max_splits: u32,
     /// Coulomb friction coefficient of every contact (ball, ground, self).
     #[arg(long, allow_negative_numbers = true, default_value_t = SimParams::default().friction)]
     pub friction: f64,
@@ -359,7 +363,10 @@ pub struct SelfSummary {
     /// Steps whose zones held every particle that can move (the whole cloth moved
     /// rigidly).
     pub whole_zone_steps: u64,
-    /// Of those, steps whose zones by contact alone, before any growth, held every
+    /// Steps halved (at least once) because the fail-safe would have held the whole cloth
+    /// ([`crate::sim::SimParams::max_splits`]).
+    pub split_steps: u64,
+    /// Of the whole-cloth steps, steps whose zones by contact alone, before any growth, held every
     /// particle that can move (the contacts span the cloth).
     pub whole_by_contact_steps: u64,
     /// Steps that ended with (edge, triangle) pairs passing through each other.
@@ -563,6 +570,7 @@ pub fn build_world(args: &RunArgs) -> Result<World, String> {
             None => args.self_collision.unwrap_or(config::SELF_COLLISION),
         },
         thickness: args.thickness,
+        max_splits: args.max_splits,
         friction: args.friction,
         tear_strength: args.tear_strength,
         ..SimParams::default()
@@ -696,37 +704,7 @@ pub fn step_frame_observed(
         drags.before_step(world)?;
         let s = world.step(solver)?;
         each(&s);
-        for p in crate::sim::Phase::ORDER {
-            *total.timings.slot(p) += s.timings.get(p);
-        }
-        total.position_iterations += s.position_iterations;
-        total.contact_rounds += s.contact_rounds;
-        total.velocity_iterations += s.velocity_iterations;
-        total.linear_solves += s.linear_solves;
-        total.factorizations += s.factorizations;
-        total.polish_sweeps += s.polish_sweeps;
-        total.locked_particles = total.locked_particles.max(s.locked_particles);
-        total.max_strain = total.max_strain.max(s.max_strain);
-        total.mean_strain = s.mean_strain;
-        total.position_residual = total.position_residual.max(s.position_residual);
-        total.solve_residual = total.solve_residual.max(s.solve_residual);
-        total.converged &= s.converged;
-        total.capped |= s.capped;
-        total.hard_capped |= s.hard_capped;
-        total.velocity_capped |= s.velocity_capped;
-        total.fell_back |= s.fell_back;
-        total.symbolic_analysis |= s.symbolic_analysis;
-        total.limit_violations = total.limit_violations.max(s.limit_violations);
-        total.limit_excess = total.limit_excess.max(s.limit_excess);
-        total.constrained_particles = total.constrained_particles.max(s.constrained_particles);
-        total.self_contacts = total.self_contacts.max(s.self_contacts);
-        total.impact_zones += s.impact_zones;
-        total.zone_particles = total.zone_particles.max(s.zone_particles);
-        total.crossings = total.crossings.max(s.crossings);
-        total.self_gathers += s.self_gathers;
-        total.self_contact_time += s.self_contact_time;
-        total.torn += s.torn;
-        total.tear_time += s.tear_time;
+        total.absorb(&s);
     }
     Ok(total)
 }
@@ -865,6 +843,7 @@ pub fn simulate(
         sc.resolve_steps += u64::from(stats.zone_resolves > 0);
         sc.cut_short_steps += u64::from(stats.zone_cut_short);
         sc.whole_zone_steps += u64::from(stats.zone_held_whole);
+        sc.split_steps += u64::from(stats.splits > 0);
         sc.whole_by_contact_steps += u64::from(stats.zone_contacts_whole);
         sc.crossing_steps += u64::from(stats.crossings > 0);
         sc.max_crossings = sc.max_crossings.max(stats.crossings);

@@ -86,6 +86,22 @@ pub struct World {
     tear_window: f64,
     /// Every step of the window met its tolerance without the fail-safe.
     tear_window_clean: bool,
+    /// How many halvings deep the step in progress is ([`SimParams::max_splits`]).
+    split_depth: u32,
+    /// Where the step in progress is in being split in two ([`World::split_step`]).
+    split: Split,
+}
+
+/// Whether the step in progress is being taken again in two halves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Split {
+    /// Not split.
+    #[default]
+    No,
+    /// The fail-safe would have held the whole cloth: the step is to be taken again as two.
+    Wanted,
+    /// The two halves have run, velocity pass included; the rest of the step only ends it.
+    Done,
 }
 
 /// The state a step may change, kept by [`World::begin_step`] so that a failed step can be
@@ -180,6 +196,8 @@ impl World {
             torn_edges: 0,
             tear_window: 0.0,
             tear_window_clean: true,
+            split_depth: 0,
+            split: Split::No,
         })
     }
 
@@ -479,6 +497,7 @@ impl World {
         }
         self.current = Some(StepStats::new(self.steps, solver));
         self.stage = Stage::Phase(0);
+        self.split = Split::No;
         Ok(())
     }
 
@@ -674,9 +693,11 @@ impl World {
             }
             Phase::Integration | Phase::Velocity => {
                 let self_on = self.self_collision_with(solver);
+                let split = self.split;
                 let mut ctx = self.ctx(self_on);
                 match phase {
                     Phase::Integration => integrate(solver, &mut ctx),
+                    _ if split == Split::Done => {} // the halves ran their own
                     _ => {
                         if ctx.params.velocity_pass || !solver.solves_velocity_constraints() {
                             solver.velocity_pass(&mut ctx);
@@ -685,6 +706,13 @@ impl World {
                 }
                 if phase == Phase::Integration && self_on {
                     self.self_contact_guarantee(solver);
+                    if self.split == Split::Wanted {
+                        let stats = self.current.as_mut().expect("step in progress");
+                        stats.timings.integration += start.elapsed();
+                        self.split_step(solver)?;
+                        self.stage = Stage::Phase(k + 1);
+                        return Ok(());
+                    }
                 }
             }
         }
@@ -730,7 +758,9 @@ impl World {
         }
         self.time += self.params.dt;
         self.steps += 1;
-        if self.params.tear_strength.is_some() {
+        // A half of a split step tears nothing: the step it belongs to had zones, and a
+        // tear would replace the cloth under the step in progress.
+        if self.params.tear_strength.is_some() && self.split_depth == 0 {
             let start = Instant::now();
             // Impulses of a step that did not meet its tolerance, or that the fail-safe
             // moved rigidly in part, are not the tension the cloth carries (measured: a
@@ -742,6 +772,111 @@ impl World {
             stats.tear_time = start.elapsed();
         }
         Ok(stats)
+    }
+
+    /// Whether the step in progress may be split in two ([`World::split_step`]): less
+    /// than [`SimParams::max_splits`] deep, and half its time still a valid step.
+    fn can_split(&self) -> bool {
+        self.split_depth < self.params.max_splits && params::DT.check(self.params.dt / 2.0).is_ok()
+    }
+
+    /// Undo the step in progress and take it again as two steps of half its time, each
+    /// every phase from [`World::begin_step`] to [`World::finish_step`] (and split again
+    /// where it too would hold the whole cloth, down to [`SimParams::max_splits`]); the hand goes
+    /// halfway to its target in the first. Where the fail-safe would hold the whole cloth,
+    /// the step's motion outran its contact rows — they are linearised at the step's
+    /// start and its features slid or turned past them — and over half the motion they
+    /// hold what the whole did not (Bridson et al. 2002 §7: a smaller step where the
+    /// fail-safe would act; docs/numerics.md, "The fail-safe stays local"). The step's
+    /// statistics are the halves' merged ([`StepStats::absorb`]) with the undone
+    /// attempt's work added; on an error the state the step began with is restored.
+    fn split_step(&mut self, solver: &mut dyn Solver) -> Result<(), SimError> {
+        let attempt = self.current.take().expect("step in progress");
+        let outer = self.saved.clone();
+        self.restore();
+        let clean = self.selfc.count_crossings(&self.cloth.particles.x) == 0;
+        let (time, steps, depth, stage) = (self.time, self.steps, self.split_depth, self.stage);
+        let hand = self
+            .grab
+            .map(|g| (g.target, self.cloth.particles.x[g.particle]));
+        let mut taken = self.substeps(solver, 2, hand);
+        if clean && taken.is_ok() && self.selfc.count_crossings(&self.cloth.particles.x) > 0 {
+            // The halves crossed where the step began clean (a fail-safe that held in
+            // the whole step can miss at a shorter one): the step is taken whole instead,
+            // its zones grown as without the split.
+            let halves = taken.expect("checked");
+            (self.time, self.steps) = (time, steps);
+            self.saved = outer.clone();
+            self.restore();
+            // Counted again, so that what the halves' end tangled is not taken for the
+            // start's tangle.
+            self.selfc.count_crossings(&self.cloth.particles.x);
+            self.split_depth = self.params.max_splits;
+            taken = self.substeps(solver, 1, hand).map(|mut whole| {
+                whole.add_work(&halves);
+                whole.splits += 1;
+                whole
+            });
+            self.split_depth = depth;
+        }
+        (self.time, self.steps, self.stage) = (time, steps, stage);
+        self.saved = outer;
+        if let Some((target, _)) = hand {
+            self.set_grab_target(target);
+        }
+        let result = match taken {
+            Ok(mut merged) => {
+                // The undone attempt's outcome is not the step's; its work is.
+                merged.add_work(&attempt);
+                merged.step = steps;
+                merged.splits += 1;
+                self.current = Some(merged);
+                Ok(())
+            }
+            Err(e) => {
+                self.restore();
+                self.current = Some(attempt);
+                Err(e)
+            }
+        };
+        self.split = Split::Done;
+        result
+    }
+
+    /// The step in progress, undone, taken as `n` (1 or 2) steps of 1/n of its time, each
+    /// from [`World::begin_step`] to [`World::finish_step`], one level deeper in splits;
+    /// `hand` is the hand's target and its particle's start, which it reaches in the last.
+    /// Their statistics merged; time and the step count are left advanced.
+    fn substeps(
+        &mut self,
+        solver: &mut dyn Solver,
+        n: u32,
+        hand: Option<(DVec3, DVec3)>,
+    ) -> Result<StepStats, SimError> {
+        let dt = self.params.dt;
+        self.params.dt = dt / n as f64;
+        self.split_depth += 1;
+        let mut merged: Option<StepStats> = None;
+        let mut result = Ok(());
+        for k in 1..=n {
+            if let Some((target, from)) = hand {
+                self.set_grab_target(from.lerp(target, k as f64 / n as f64));
+            }
+            self.stage = Stage::Idle;
+            match self.step(solver) {
+                Ok(s) => match &mut merged {
+                    Some(m) => m.absorb(&s),
+                    None => merged = Some(s),
+                },
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        self.split_depth -= 1;
+        self.params.dt = dt;
+        result.map(|()| merged.expect("at least one step"))
     }
 
     /// Why the state a step ended in must be undone, if it must: non-finite, or diverged
@@ -856,6 +991,9 @@ impl World {
     /// every particle that can move where the step began, the contacts' zones from before
     /// the growth are kept instead, their borders left stretched (docs/numerics.md, "The
     /// fail-safe stays local", repair 8). Then the crossings of the end state are counted.
+    /// Before any growth, and where the zones would hold every particle that can move, a
+    /// step that may still be halved ([`SimParams::max_splits`]) asks to be instead
+    /// ([`World::split_step`]) and the rest is left undone.
     fn self_contact_guarantee(&mut self, solver: &mut dyn Solver) {
         let t0 = Instant::now();
         let (mut pushes, mut grows, mut resolves, mut rounds) = (0, 0, 0, 0);
@@ -907,6 +1045,12 @@ impl World {
                     continue;
                 }
                 projecting = false;
+                if self.can_split() {
+                    // The growth would take the zones over the cloth around them: half
+                    // the step instead (World::split_step).
+                    self.want_split(t0, rounds);
+                    return;
+                }
                 if let Some((x, v, zones, _)) = before_growth.clone().filter(|_| projections > 0) {
                     // The projections did not settle: back to the contacts' zones, which
                     // the growth and the re-solve take from there.
@@ -952,9 +1096,14 @@ impl World {
             fs = kept;
             cut_short = true;
         }
+        let held_whole = fs.zones > 0 && self.selfc.held_whole(&self.cloth.particles.inv_mass);
+        if held_whole && self.can_split() {
+            // The contacts' zones span the cloth: half the step's motion may not.
+            self.want_split(t0, rounds);
+            return;
+        }
         let x = &self.cloth.particles.x;
         let crossings = self.selfc.check_crossings(x) + self.selfc.check_lips(x);
-        let held_whole = fs.zones > 0 && self.selfc.held_whole(&self.cloth.particles.inv_mass);
         let held = self.grab.map(|g| g.particle as u32);
         self.hand_slowed |= held.is_some_and(|i| self.selfc.zoned(i));
         self.hand_rows = held.is_some_and(|i| self.selfc.in_row(i));
@@ -969,6 +1118,15 @@ impl World {
         stats.crossings = crossings as u32;
         stats.self_gathers = self.selfc.gathers();
         stats.self_contact_time += t0.elapsed();
+    }
+
+    /// Ask for the step in progress to be split ([`World::split_step`]), keeping the work
+    /// of the fail-safe that began at `began` with `rounds` merge rounds in its statistics.
+    fn want_split(&mut self, began: Instant, rounds: u32) {
+        let stats = self.current.as_mut().expect("step in progress");
+        stats.zone_rounds += rounds;
+        stats.self_contact_time += began.elapsed();
+        self.split = Split::Wanted;
     }
 
     /// Grow the fail-safe's zones by at most `rings` rings over the edges their rigid

@@ -210,6 +210,12 @@ pub struct SimParams {
     /// shortest rest length, [`crate::sim::contact`]).
     #[serde(default = "default_thickness")]
     pub thickness: f64,
+    /// How many times a step may be halved where self-contact's fail-safe would hold the
+    /// whole cloth: the step is undone and taken again as two steps of half its time, each
+    /// halved again where it too would, down to h/2^`max_splits` (0: never;
+    /// [`crate::sim::World`]'s split, docs/numerics.md, "The fail-safe stays local").
+    #[serde(default = "default_max_splits")]
+    pub max_splits: u32,
     /// Tear strength, N/m, if the cloth tears ([`crate::sim::mesh::tear`]): a distance
     /// constraint of rest length L whose tension — the impulse it carried,
     /// [`crate::sim::Cloth::impulses`], over a window of
@@ -232,6 +238,14 @@ pub const DEFAULT_THICKNESS: f64 = 0.004;
 
 fn default_thickness() -> f64 {
     DEFAULT_THICKNESS
+}
+
+/// Default of [`SimParams::max_splits`]: a step taken at worst as four of a quarter of its
+/// time (docs/results.md, "Steps split where the fail-safe would hold the whole cloth").
+pub const DEFAULT_MAX_SPLITS: u32 = 2;
+
+fn default_max_splits() -> u32 {
+    DEFAULT_MAX_SPLITS
 }
 
 impl Default for SimParams {
@@ -264,6 +278,7 @@ impl Default for SimParams {
             lock_taut_chains: true,
             self_collision: false,
             thickness: DEFAULT_THICKNESS,
+            max_splits: DEFAULT_MAX_SPLITS,
             tear_strength: None,
         }
     }
@@ -471,6 +486,14 @@ pub const THICKNESS: Param = Param::new("thickness", "thickness (m)", "m")
     .slider(5e-4, 0.02)
     .log()
     .help("gap self-contact keeps between two layers (capped at half the shortest edge)");
+/// Deepest halving of a step where self-contact's fail-safe would hold the whole cloth.
+pub const MAX_SPLITS: Param = Param::new("max_splits", "step halvings", "")
+    .range(0.0, 6.0)
+    .integer()
+    .help(
+        "a step whose fail-safe would hold the whole cloth is taken again as two of half \
+         its time, this many times deep at most (0: never)",
+    );
 /// Tear strength: the tension per unit width at which a constraint breaks.
 pub const TEAR_STRENGTH: Param = Param::new("tear_strength", "tear strength (N/m)", "N/m")
     .range(1e-3, 1e6)
@@ -563,6 +586,7 @@ pub const PARAMS: &[&Param] = &[
     &GUST_FREQUENCY,
     &FRICTION,
     &THICKNESS,
+    &MAX_SPLITS,
     &TEAR_STRENGTH,
     &BALL_RADIUS,
     &SLE_MAX_SOLVES,
@@ -613,6 +637,7 @@ impl SimParams {
         GUST_FREQUENCY.check(self.wind.gust_frequency)?;
         FRICTION.check(self.friction)?;
         THICKNESS.check(self.thickness)?;
+        MAX_SPLITS.check(self.max_splits as f64)?;
         if let Some(t) = self.tear_strength {
             TEAR_STRENGTH.check(t)?;
         }

@@ -212,6 +212,11 @@ pub struct StepStats {
     /// Wall time of that tear: choosing the cuts and rebuilding the cloth (every solver
     /// cache follows at the next step).
     pub tear_time: Duration,
+    /// Times this step, or a part of it, was undone and taken again as two steps of half
+    /// its time, because the fail-safe would have held the whole cloth
+    /// ([`crate::sim::SimParams::max_splits`]): the step ran as `1 + splits` steps after `splits`
+    /// attempts that were undone, whose work is counted here too.
+    pub splits: u32,
 }
 
 impl StepStats {
@@ -284,6 +289,60 @@ impl StepStats {
         }
     }
 
+    /// Add the work of `other` — times, iterations, solves, rounds, projections, gathers —
+    /// to this step's: a substep of the same frame, or an attempt that was undone and
+    /// taken again in parts ([`StepStats::splits`]).
+    pub fn add_work(&mut self, other: &StepStats) {
+        for p in Phase::ORDER {
+            *self.timings.slot(p) += other.timings.get(p);
+        }
+        self.position_iterations += other.position_iterations;
+        self.contact_rounds += other.contact_rounds;
+        self.velocity_iterations += other.velocity_iterations;
+        self.linear_solves += other.linear_solves;
+        self.factorizations += other.factorizations;
+        self.polish_sweeps += other.polish_sweeps;
+        self.zone_rounds += other.zone_rounds;
+        self.zone_resolves += other.zone_resolves;
+        self.zone_projections += other.zone_projections;
+        self.zone_projection_iterations += other.zone_projection_iterations;
+        self.self_gathers += other.self_gathers;
+        self.self_contact_time += other.self_contact_time;
+        self.tear_time += other.tear_time;
+        self.splits += other.splits;
+    }
+
+    /// Merge `later`, a step that followed this one within the same frame or step, into
+    /// this one: work adds up ([`StepStats::add_work`]), strains, rows and zone sizes are
+    /// the worst of either, flags say whether either raised them, and the mean strain is
+    /// the later's.
+    pub fn absorb(&mut self, later: &StepStats) {
+        self.add_work(later);
+        self.contact_rounds_cut |= later.contact_rounds_cut;
+        self.locked_particles = self.locked_particles.max(later.locked_particles);
+        self.max_strain = self.max_strain.max(later.max_strain);
+        self.mean_strain = later.mean_strain;
+        self.position_residual = self.position_residual.max(later.position_residual);
+        self.solve_residual = self.solve_residual.max(later.solve_residual);
+        self.converged &= later.converged;
+        self.capped |= later.capped;
+        self.hard_capped |= later.hard_capped;
+        self.velocity_capped |= later.velocity_capped;
+        self.fell_back |= later.fell_back;
+        self.symbolic_analysis |= later.symbolic_analysis;
+        self.limit_violations = self.limit_violations.max(later.limit_violations);
+        self.limit_excess = self.limit_excess.max(later.limit_excess);
+        self.constrained_particles = self.constrained_particles.max(later.constrained_particles);
+        self.self_contacts = self.self_contacts.max(later.self_contacts);
+        self.impact_zones += later.impact_zones;
+        self.zone_particles = self.zone_particles.max(later.zone_particles);
+        self.zone_cut_short |= later.zone_cut_short;
+        self.zone_held_whole |= later.zone_held_whole;
+        self.zone_contacts_whole |= later.zone_contacts_whole;
+        self.crossings = self.crossings.max(later.crossings);
+        self.torn += later.torn;
+    }
+
     /// Empty statistics for a step about to run.
     pub fn new(step: u64, solver: SolverKind) -> Self {
         StepStats {
@@ -326,6 +385,7 @@ impl StepStats {
             self_contact_time: Duration::ZERO,
             torn: 0,
             tear_time: Duration::ZERO,
+            splits: 0,
         }
     }
 }

@@ -448,6 +448,7 @@ fn self_contact_section(ui: &mut egui::Ui, state: &mut SimState) {
         );
     if p.self_collision {
         param_slider(ui, &params::THICKNESS, &mut p.thickness);
+        param_slider(ui, &params::MAX_SPLITS, &mut p.max_splits);
         if !impulse {
             ui.colored_label(WARN, "this solver does not do self-collision");
         }
@@ -548,6 +549,12 @@ fn readouts_section(ui: &mut egui::Ui, state: &SimState) {
                     ""
                 }
             ));
+            if s.splits > 0 {
+                ui.label(format!(
+                    "step halved {} time(s): the whole cloth would have been one zone",
+                    s.splits
+                ));
+            }
             if s.zone_projections > 0 {
                 ui.label(format!(
                     "the cloth projected around them as rigid bodies: {} time(s), {} iterations",
