@@ -606,6 +606,7 @@ fn fuzzed_flag_values_are_refused_by_their_own_checks() {
             "--dt 1e300",
         ),
         (vec!["run", "--dt", "1e-300"], "--dt 1e-300"),
+        (vec!["run", "--max-splits", "7"], "--max-splits"),
         (
             vec!["bench", "paper", "--grids", "0", "--out", out_s],
             "--grids",

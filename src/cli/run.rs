@@ -475,6 +475,7 @@ fn check_flags(args: &RunArgs) -> Result<(), String> {
     check_flag("--mass", &params::SCENE_MASS, args.mass)?;
     check_flag("--slack", &params::SCENE_SLACK, args.slack())?;
     check_flag("--thickness", &params::THICKNESS, args.thickness)?;
+    check_flag("--max-splits", &params::MAX_SPLITS, args.max_splits as f64)?;
     check_flag("--friction", &params::FRICTION, args.friction)?;
     if let Some(t) = args.tear_strength {
         check_flag("--tear-strength", &params::TEAR_STRENGTH, t)?;

@@ -389,3 +389,39 @@ impl StepStats {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two steps merged: work adds up, the worst strain and the flags of either stay, the
+    /// mean strain is the later's — a split step's figures are its halves'.
+    #[test]
+    fn absorb_adds_work_and_keeps_the_worst() {
+        let mut a = StepStats::new(3, SolverKind::Newton);
+        a.position_iterations = 4;
+        a.zone_projection_iterations = 10;
+        a.max_strain = 2e-4;
+        a.mean_strain = 1e-5;
+        a.converged = true;
+        a.zone_held_whole = true;
+        a.timings.position = Duration::from_millis(5);
+        let mut b = StepStats::new(4, SolverKind::Newton);
+        b.position_iterations = 6;
+        b.zone_projection_iterations = 1;
+        b.max_strain = 1e-4;
+        b.mean_strain = 3e-5;
+        b.converged = false;
+        b.splits = 1;
+        b.timings.position = Duration::from_millis(7);
+        a.absorb(&b);
+        assert_eq!(a.step, 3);
+        assert_eq!(a.position_iterations, 10);
+        assert_eq!(a.zone_projection_iterations, 11);
+        assert_eq!(a.splits, 1);
+        assert_eq!(a.max_strain, 2e-4);
+        assert_eq!(a.mean_strain, 3e-5);
+        assert!(!a.converged && a.zone_held_whole);
+        assert_eq!(a.timings.position, Duration::from_millis(12));
+    }
+}
