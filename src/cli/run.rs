@@ -366,8 +366,8 @@ pub struct SelfSummary {
     /// Steps halved (at least once) because the fail-safe would have held the whole cloth
     /// ([`crate::sim::SimParams::max_splits`]).
     pub split_steps: u64,
-    /// Of the whole-cloth steps, steps whose zones by contact alone, before any growth, held every
-    /// particle that can move (the contacts span the cloth).
+    /// Of the whole-cloth steps, those whose zones by contact alone, before any growth,
+    /// held every particle that can move (the contacts span the cloth).
     pub whole_by_contact_steps: u64,
     /// Steps that ended with (edge, triangle) pairs passing through each other.
     pub crossing_steps: u64,

@@ -777,13 +777,14 @@ impl World {
     /// Whether the step in progress may be split in two ([`World::split_step`]): less
     /// than [`SimParams::max_splits`] deep, and half its time still a valid step.
     fn can_split(&self) -> bool {
-        self.split_depth < self.params.max_splits && params::DT.check(self.params.dt / 2.0).is_ok()
+        let half = self.params.dt / 2.0;
+        self.split_depth < self.params.max_splits && params::DT.check(half).is_ok()
     }
 
     /// Undo the step in progress and take it again as two steps of half its time, each
     /// every phase from [`World::begin_step`] to [`World::finish_step`] (and split again
-    /// where it too would hold the whole cloth, down to [`SimParams::max_splits`]); the hand goes
-    /// halfway to its target in the first. Where the fail-safe would hold the whole cloth,
+    /// where it too would hold the whole cloth, down to [`SimParams::max_splits`]); the
+    /// hand goes halfway to its target in the first. Where the fail-safe would hold the whole cloth,
     /// the step's motion outran its contact rows — they are linearised at the step's
     /// start and its features slid or turned past them — and over half the motion they
     /// hold what the whole did not (Bridson et al. 2002 §7: a smaller step where the

@@ -398,22 +398,18 @@ mod tests {
     /// mean strain is the later's — a split step's figures are its halves'.
     #[test]
     fn absorb_adds_work_and_keeps_the_worst() {
-        let mut a = StepStats::new(3, SolverKind::Newton);
-        a.position_iterations = 4;
-        a.zone_projection_iterations = 10;
-        a.max_strain = 2e-4;
-        a.mean_strain = 1e-5;
-        a.converged = true;
-        a.zone_held_whole = true;
-        a.timings.position = Duration::from_millis(5);
-        let mut b = StepStats::new(4, SolverKind::Newton);
-        b.position_iterations = 6;
-        b.zone_projection_iterations = 1;
-        b.max_strain = 1e-4;
-        b.mean_strain = 3e-5;
-        b.converged = false;
+        // A step's (iterations, projection iterations, max strain, mean strain, ms).
+        let step = |k: u64, (its, proj, max, mean, ms): (u32, u32, f64, f64, u64)| {
+            let mut s = StepStats::new(k, SolverKind::Newton);
+            (s.position_iterations, s.zone_projection_iterations) = (its, proj);
+            (s.max_strain, s.mean_strain) = (max, mean);
+            s.timings.position = Duration::from_millis(ms);
+            s
+        };
+        let mut a = step(3, (4, 10, 2e-4, 1e-5, 5));
+        (a.converged, a.zone_held_whole) = (true, true);
+        let mut b = step(4, (6, 1, 1e-4, 3e-5, 7));
         b.splits = 1;
-        b.timings.position = Duration::from_millis(7);
         a.absorb(&b);
         assert_eq!(a.step, 3);
         assert_eq!(a.position_iterations, 10);
