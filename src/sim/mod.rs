@@ -88,20 +88,9 @@ pub struct World {
     tear_window_clean: bool,
     /// How many halvings deep the step in progress is ([`SimParams::max_splits`]).
     split_depth: u32,
-    /// Where the step in progress is in being split in two ([`World::split_step`]).
-    split: Split,
-}
-
-/// Whether the step in progress is being taken again in two halves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-enum Split {
-    /// Not split.
-    #[default]
-    No,
-    /// The fail-safe would have held the whole cloth: the step is to be taken again as two.
-    Wanted,
-    /// The two halves have run, velocity pass included; the rest of the step only ends it.
-    Done,
+    /// The step in progress was taken again as two halves ([`World::split_step`]), their
+    /// velocity passes included: the rest of the step only ends it.
+    halved: bool,
 }
 
 /// The state a step may change, kept by [`World::begin_step`] so that a failed step can be
@@ -197,7 +186,7 @@ impl World {
             tear_window: 0.0,
             tear_window_clean: true,
             split_depth: 0,
-            split: Split::No,
+            halved: false,
         })
     }
 
@@ -497,7 +486,7 @@ impl World {
         }
         self.current = Some(StepStats::new(self.steps, solver));
         self.stage = Stage::Phase(0);
-        self.split = Split::No;
+        self.halved = false;
         Ok(())
     }
 
@@ -693,26 +682,23 @@ impl World {
             }
             Phase::Integration | Phase::Velocity => {
                 let self_on = self.self_collision_with(solver);
-                let split = self.split;
+                let halved = self.halved;
                 let mut ctx = self.ctx(self_on);
                 match phase {
                     Phase::Integration => integrate(solver, &mut ctx),
-                    _ if split == Split::Done => {} // the halves ran their own
+                    _ if halved => {} // the halves ran their own
                     _ => {
                         if ctx.params.velocity_pass || !solver.solves_velocity_constraints() {
                             solver.velocity_pass(&mut ctx);
                         }
                     }
                 }
-                if phase == Phase::Integration && self_on {
-                    self.self_contact_guarantee(solver);
-                    if self.split == Split::Wanted {
-                        let stats = self.current.as_mut().expect("step in progress");
-                        stats.timings.integration += start.elapsed();
-                        self.split_step(solver)?;
-                        self.stage = Stage::Phase(k + 1);
-                        return Ok(());
-                    }
+                if phase == Phase::Integration && self_on && self.self_contact_guarantee(solver) {
+                    let stats = self.current.as_mut().expect("step in progress");
+                    stats.timings.integration += start.elapsed();
+                    self.split_step(solver)?;
+                    self.stage = Stage::Phase(k + 1);
+                    return Ok(());
                 }
             }
         }
@@ -840,7 +826,7 @@ impl World {
                 Err(e)
             }
         };
-        self.split = Split::Done;
+        self.halved = true;
         result
     }
 
@@ -994,8 +980,8 @@ impl World {
     /// fail-safe stays local", repair 8). Then the crossings of the end state are counted.
     /// Before any growth, and where the zones would hold every particle that can move, a
     /// step that may still be halved ([`SimParams::max_splits`]) asks to be instead
-    /// ([`World::split_step`]) and the rest is left undone.
-    fn self_contact_guarantee(&mut self, solver: &mut dyn Solver) {
+    /// ([`World::split_step`]) and the rest is left undone. Whether it asks.
+    fn self_contact_guarantee(&mut self, solver: &mut dyn Solver) -> bool {
         let t0 = Instant::now();
         let (mut pushes, mut grows, mut resolves, mut rounds) = (0, 0, 0, 0);
         let mut projections = 0;
@@ -1049,8 +1035,7 @@ impl World {
                 if self.can_split() {
                     // The growth would take the zones over the cloth around them: half
                     // the step instead (World::split_step).
-                    self.want_split(t0, rounds);
-                    return;
+                    return self.want_split(t0, rounds);
                 }
                 if let Some((x, v, zones, _)) = before_growth.clone().filter(|_| projections > 0) {
                     // The projections did not settle: back to the contacts' zones, which
@@ -1100,8 +1085,7 @@ impl World {
         let held_whole = fs.zones > 0 && self.selfc.held_whole(&self.cloth.particles.inv_mass);
         if held_whole && self.can_split() {
             // The contacts' zones span the cloth: half the step's motion may not.
-            self.want_split(t0, rounds);
-            return;
+            return self.want_split(t0, rounds);
         }
         let x = &self.cloth.particles.x;
         let crossings = self.selfc.check_crossings(x) + self.selfc.check_lips(x);
@@ -1119,15 +1103,17 @@ impl World {
         stats.crossings = crossings as u32;
         stats.self_gathers = self.selfc.gathers();
         stats.self_contact_time += t0.elapsed();
+        false
     }
 
-    /// Ask for the step in progress to be split ([`World::split_step`]), keeping the work
-    /// of the fail-safe that began at `began` with `rounds` merge rounds in its statistics.
-    fn want_split(&mut self, began: Instant, rounds: u32) {
+    /// The fail-safe's answer where the step in progress is to be split
+    /// ([`World::split_step`]): `true`, the work of the fail-safe that began at `began`
+    /// with `rounds` merge rounds kept in the step's statistics.
+    fn want_split(&mut self, began: Instant, rounds: u32) -> bool {
         let stats = self.current.as_mut().expect("step in progress");
         stats.zone_rounds += rounds;
         stats.self_contact_time += began.elapsed();
-        self.split = Split::Wanted;
+        true
     }
 
     /// Grow the fail-safe's zones by at most `rings` rings over the edges their rigid

@@ -213,9 +213,10 @@ pub struct StepStats {
     /// cache follows at the next step).
     pub tear_time: Duration,
     /// Times this step, or a part of it, was undone and taken again as two steps of half
-    /// its time, because the fail-safe would have held the whole cloth
-    /// ([`crate::sim::SimParams::max_splits`]): the step ran as `1 + splits` steps after `splits`
-    /// attempts that were undone, whose work is counted here too.
+    /// its time because the fail-safe would have held the whole cloth
+    /// ([`crate::sim::SimParams::max_splits`]), and again whole where the halves crossed;
+    /// the work of every attempt undone is counted here too (at most 1 + 2 × splits
+    /// attempts of one step).
     pub splits: u32,
 }
 
