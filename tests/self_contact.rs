@@ -938,7 +938,8 @@ fn friction_between_layers_holds_a_layer_on_a_slope() {
 /// which then moved rigidly for a step. With steps halved where that would happen (the
 /// default, [`impulse_cloth::sim::SimParams::max_splits`]) no step holds the whole cloth,
 /// every strain stays within the tolerance and no pair crosses (both from positions), and
-/// time moves on by a frame a step.
+/// time moves on by a frame a step. A step that follows a halved one begins halved
+/// without an attempt to undo (planned), and only such a step does.
 #[test]
 fn a_step_the_fail_safe_would_take_whole_is_halved() {
     use impulse_cloth::cli::bench_app::{AppConfig, Options, setup};
@@ -959,12 +960,19 @@ fn a_step_the_fail_safe_would_take_whole_is_halved() {
         world.params.max_splits = max_splits;
         let mut script = DragScript::new(args.drag.clone(), world.cloth.len()).unwrap();
         let mut s = args.solver.create();
-        let (mut whole, mut splits) = (0, 0);
+        let (mut whole, mut splits, mut planned) = (0, 0, 0);
+        let mut last_split = false;
         for f in 1..=42u32 {
             script.before_step(&mut world).unwrap();
             let st = world.step(s.as_mut()).unwrap();
             whole += u32::from(st.zone_held_whole);
             splits += st.splits;
+            planned += st.planned_splits;
+            assert!(
+                st.planned_splits == 0 || last_split,
+                "frame {f}: begun halved after a step that was not"
+            );
+            last_split = st.splits > 0;
             let strain = common::strain_from_positions(&world);
             assert!(
                 strain <= world.params.tolerance * (1.0 + 1e-6),
@@ -978,14 +986,15 @@ fn a_step_the_fail_safe_would_take_whole_is_halved() {
                 world.time
             );
         }
-        (whole, splits)
+        (whole, splits, planned)
     };
-    let (whole, splits) = run(0);
+    let (whole, splits, _) = run(0);
     assert!(
         whole > 0 && splits == 0,
         "unsplit: {whole} whole-cloth steps"
     );
-    let (whole, splits) = run(impulse_cloth::sim::params::DEFAULT_MAX_SPLITS);
+    let (whole, splits, planned) = run(impulse_cloth::sim::params::DEFAULT_MAX_SPLITS);
     assert_eq!(whole, 0, "{splits} splits");
-    assert!(splits > 0, "no step was split");
+    assert!(splits > planned, "no step was split by the fail-safe");
+    assert!(planned > 0, "no step began halved");
 }

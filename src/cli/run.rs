@@ -366,6 +366,9 @@ pub struct SelfSummary {
     /// Steps halved (at least once) because the fail-safe would have held the whole cloth
     /// ([`crate::sim::SimParams::max_splits`]).
     pub split_steps: u64,
+    /// Of those, steps begun halved as deep as the step before them needed, without an
+    /// attempt of their own to undo ([`crate::sim::StepStats::planned_splits`]).
+    pub planned_split_steps: u64,
     /// Of the whole-cloth steps, those whose zones by contact alone, before any growth,
     /// held every particle that can move (the contacts span the cloth).
     pub whole_by_contact_steps: u64,
@@ -845,6 +848,7 @@ pub fn simulate(
         sc.cut_short_steps += u64::from(stats.zone_cut_short);
         sc.whole_zone_steps += u64::from(stats.zone_held_whole);
         sc.split_steps += u64::from(stats.splits > 0);
+        sc.planned_split_steps += u64::from(stats.planned_splits > 0);
         sc.whole_by_contact_steps += u64::from(stats.zone_contacts_whole);
         sc.crossing_steps += u64::from(stats.crossings > 0);
         sc.max_crossings = sc.max_crossings.max(stats.crossings);

@@ -216,8 +216,12 @@ pub struct StepStats {
     /// its time because the fail-safe would have held the whole cloth
     /// ([`crate::sim::SimParams::max_splits`]), and again whole where the halves crossed;
     /// the work of every attempt undone is counted here too (at most 1 + 2 × splits
-    /// attempts of one step).
+    /// attempts of one step). Planned halvings ([`StepStats::planned_splits`]) count too.
     pub splits: u32,
+    /// Of [`StepStats::splits`], those taken without an attempt to undo: a step that
+    /// follows one the fail-safe had to halve begins as deep as that one needed, one
+    /// halving less after each step that needed none ([`crate::sim::World`]'s split plan).
+    pub planned_splits: u32,
 }
 
 impl StepStats {
@@ -311,6 +315,7 @@ impl StepStats {
         self.self_contact_time += other.self_contact_time;
         self.tear_time += other.tear_time;
         self.splits += other.splits;
+        self.planned_splits += other.planned_splits;
     }
 
     /// Merge `later`, a step that followed this one within the same frame or step, into
@@ -387,6 +392,7 @@ impl StepStats {
             torn: 0,
             tear_time: Duration::ZERO,
             splits: 0,
+            planned_splits: 0,
         }
     }
 }
@@ -410,12 +416,12 @@ mod tests {
         let mut a = step(3, (4, 10, 2e-4, 1e-5, 5));
         (a.converged, a.zone_held_whole) = (true, true);
         let mut b = step(4, (6, 1, 1e-4, 3e-5, 7));
-        b.splits = 1;
+        (b.splits, b.planned_splits) = (2, 1);
         a.absorb(&b);
         assert_eq!(a.step, 3);
         assert_eq!(a.position_iterations, 10);
         assert_eq!(a.zone_projection_iterations, 11);
-        assert_eq!(a.splits, 1);
+        assert_eq!((a.splits, a.planned_splits), (2, 1));
         assert_eq!(a.max_strain, 2e-4);
         assert_eq!(a.mean_strain, 3e-5);
         assert!(!a.converged && a.zone_held_whole);

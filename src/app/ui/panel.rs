@@ -549,10 +549,16 @@ fn readouts_section(ui: &mut egui::Ui, state: &SimState) {
                     ""
                 }
             ));
-            if s.splits > 0 {
+            if s.splits > s.planned_splits {
                 ui.label(format!(
                     "step halved {} time(s): the whole cloth would have been one zone",
-                    s.splits
+                    s.splits - s.planned_splits
+                ));
+            }
+            if s.planned_splits > 0 {
+                ui.label(format!(
+                    "step begun halved {} time(s), as deep as the last one needed",
+                    s.planned_splits
                 ));
             }
             if s.zone_projections > 0 {
