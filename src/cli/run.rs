@@ -364,7 +364,7 @@ pub struct SelfSummary {
     /// rigidly).
     pub whole_zone_steps: u64,
     /// Steps halved (at least once) because the fail-safe would have held the whole cloth
-    /// ([`crate::sim::SimParams::max_splits`]).
+    /// ([`crate::sim::SimParams::max_splits`]), or begun halved after such a step.
     pub split_steps: u64,
     /// Of those, steps begun halved as deep as the step before them needed, without an
     /// attempt of their own to undo ([`crate::sim::StepStats::planned_splits`]).

@@ -724,7 +724,7 @@ impl World {
                     stats.timings.integration += start.elapsed();
                     self.split_asked = self.split_asked.max(self.split_depth + 1);
                     self.split_step(solver, true)?;
-                    self.stage = Stage::Phase(k + 1);
+                    self.stage = Self::after(k);
                     return Ok(());
                 }
             }
@@ -777,12 +777,12 @@ impl World {
         self.time += self.params.dt;
         self.steps += 1;
         if self.split_depth == 0 {
-            // The next step begins as deep as this one needed, or one less.
+            // The next step begins as deep as this one needed, or one less (what this one
+            // asked for is cleared by the next `begin_step`, which an aborted step needs too).
             self.split_plan = match self.split_asked {
                 0 => self.split_plan.saturating_sub(1),
                 asked => asked,
             };
-            self.split_asked = 0;
         }
         // A half of a split step tears nothing: the step it belongs to had zones, and a
         // tear would replace the cloth under the step in progress.
