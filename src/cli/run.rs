@@ -356,6 +356,8 @@ pub struct SelfSummary {
     pub projection_steps: u64,
     /// Newton iterations of those projections over the run.
     pub projection_iterations: u64,
+    /// Projections given up where their iteration stalled (the step was halved instead).
+    pub stalled_projections: u64,
     /// Steps in which the cloth was solved again around the zones.
     pub resolve_steps: u64,
     /// Steps whose zones left an edge at their border beyond the tolerance.
@@ -844,6 +846,7 @@ pub fn simulate(
         sc.max_zone_particles = sc.max_zone_particles.max(stats.zone_particles);
         sc.projection_steps += u64::from(stats.zone_projections > 0);
         sc.projection_iterations += u64::from(stats.zone_projection_iterations);
+        sc.stalled_projections += u64::from(stats.zone_projections_stalled);
         sc.resolve_steps += u64::from(stats.zone_resolves > 0);
         sc.cut_short_steps += u64::from(stats.zone_cut_short);
         sc.whole_zone_steps += u64::from(stats.zone_held_whole);

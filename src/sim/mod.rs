@@ -1187,13 +1187,21 @@ impl World {
     /// rigid body ([`contact::SelfContact::project_around_zones`]); whether it did. Where
     /// the projection did not converge, the positions and velocities are left as they were.
     /// At most what is left of the step's [`contact::project::PROJECT_ITERATIONS`] Newton
-    /// iterations after the `spent` ones; those it took are added to `spent`.
+    /// iterations after the `spent` ones; those it took are added to `spent`. Where the
+    /// step can still be halved twice, a projection that stalls gives up
+    /// ([`contact::project`]'s stall rule): the fail-safe halves the step after a failed
+    /// projection, and a stalled one had run to the step's last iteration before failing.
+    /// Deeper, a projection that converges late spares the halves a halving they may not
+    /// have: given up wherever the step could be halved, the hostile sessions' whole-cloth
+    /// steps on clean grids went from 6 to 10; with two halvings left, to 7
+    /// (docs/experiments.md, "Projections that stall").
     fn project_around_zones(&mut self, spent: &mut u32) -> bool {
         let most_iterations = contact::project::PROJECT_ITERATIONS.saturating_sub(*spent);
+        let give_up_on_stall = self.can_split() && self.split_depth + 1 < self.params.max_splits;
         let p = &self.cloth.particles;
         let (x, v) = (p.x.clone(), p.v.clone());
         let done = self.with_self_contact(|s, cloth, x, v| {
-            s.project_around_zones(cloth, x, v, most_iterations)
+            s.project_around_zones(cloth, x, v, most_iterations, give_up_on_stall)
         });
         *spent += done.iterations;
         if !done.converged {
@@ -1205,6 +1213,7 @@ impl World {
         // A projection refused outright (a tangled cloth) has no rows and did nothing.
         stats.zone_projections += u32::from(done.rows > 0 || done.converged);
         stats.zone_projection_iterations += done.iterations;
+        stats.zone_projections_stalled += u32::from(done.stalled);
         done.converged
     }
 

@@ -184,6 +184,9 @@ pub struct StepStats {
     pub zone_projections: u32,
     /// Newton iterations (factorisations) of those projections.
     pub zone_projection_iterations: u32,
+    /// Those projections given up for an iteration that stalled
+    /// ([`crate::sim::contact::project`]'s stall rule): the step was halved instead.
+    pub zone_projections_stalled: u32,
     /// Neither growth nor a re-solve brought every edge at a zone's border back within the
     /// tolerance (the step's strain says by how much; the next step's solve takes it back).
     pub zone_cut_short: bool,
@@ -311,6 +314,7 @@ impl StepStats {
         self.zone_resolves += other.zone_resolves;
         self.zone_projections += other.zone_projections;
         self.zone_projection_iterations += other.zone_projection_iterations;
+        self.zone_projections_stalled += other.zone_projections_stalled;
         self.self_gathers += other.self_gathers;
         self.self_contact_time += other.self_contact_time;
         self.tear_time += other.tear_time;
@@ -383,6 +387,7 @@ impl StepStats {
             zone_resolves: 0,
             zone_projections: 0,
             zone_projection_iterations: 0,
+            zone_projections_stalled: 0,
             zone_cut_short: false,
             zone_held_whole: false,
             zone_contacts_whole: false,
@@ -416,12 +421,13 @@ mod tests {
         let mut a = step(3, (4, 10, 2e-4, 1e-5, 5));
         (a.converged, a.zone_held_whole) = (true, true);
         let mut b = step(4, (6, 1, 1e-4, 3e-5, 7));
-        (b.splits, b.planned_splits) = (2, 1);
+        (b.splits, b.planned_splits, b.zone_projections_stalled) = (2, 1, 1);
         a.absorb(&b);
         assert_eq!(a.step, 3);
         assert_eq!(a.position_iterations, 10);
         assert_eq!(a.zone_projection_iterations, 11);
         assert_eq!((a.splits, a.planned_splits), (2, 1));
+        assert_eq!(a.zone_projections_stalled, 1);
         assert_eq!(a.max_strain, 2e-4);
         assert_eq!(a.mean_strain, 3e-5);
         assert!(!a.converged && a.zone_held_whole);

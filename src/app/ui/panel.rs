@@ -563,8 +563,14 @@ fn readouts_section(ui: &mut egui::Ui, state: &SimState) {
             }
             if s.zone_projections > 0 {
                 ui.label(format!(
-                    "the cloth projected around them as rigid bodies: {} time(s), {} iterations",
-                    s.zone_projections, s.zone_projection_iterations
+                    "the cloth projected around them as rigid bodies: {} time(s), {} iterations{}",
+                    s.zone_projections,
+                    s.zone_projection_iterations,
+                    if s.zone_projections_stalled > 0 {
+                        format!(", {} given up where they stalled", s.zone_projections_stalled)
+                    } else {
+                        String::new()
+                    }
                 ));
             }
             if s.zone_resolves > 0 || s.zone_cut_short {

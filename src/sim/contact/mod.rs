@@ -1086,13 +1086,15 @@ impl SelfContact {
     /// follows the zones, and the zones move where it lets them, instead of growing over
     /// it. Positions and velocities are those of the projection's last iterate; the
     /// caller keeps them only where it converged. At most `most_iterations` Newton
-    /// iterations (what is left of the step's [`project::PROJECT_ITERATIONS`]).
+    /// iterations (what is left of the step's [`project::PROJECT_ITERATIONS`]), fewer with
+    /// `give_up_on_stall` where the iteration stalls.
     pub fn project_around_zones(
         &mut self,
         cloth: StepCloth,
         x: &mut [DVec3],
         v: &mut [DVec3],
         most_iterations: u32,
+        give_up_on_stall: bool,
     ) -> project::Projection {
         let StepCloth {
             edges,
@@ -1145,6 +1147,7 @@ impl SelfContact {
             x,
             v,
             most_iterations,
+            give_up_on_stall,
         );
         // The lips of a cut that lie on each other are kept apart by their rows, not by
         // the fail-safe ([`LIP_OPEN`]): a projection that leaves one through the other

@@ -48,6 +48,26 @@ pub const PROJECT_ITERATIONS: u32 = 128;
 const TARGET: f64 = 0.9;
 const WITHIN: f64 = 0.98;
 
+/// The stall rule ([`stalled`]): a projection whose merit fell by less than `STALL_RATIO`
+/// over its last `STALL_SPAN` iterations gives up.
+const STALL_SPAN: usize = 16;
+const STALL_RATIO: f64 = 0.5;
+
+/// Whether a projection whose merits (the rows' squared excess) at the start of each
+/// iteration so far were `merits` has stalled: the last fell by less than `STALL_RATIO`
+/// from the one `STALL_SPAN` iterations before. A projection that fails ends near a
+/// least-squares point of rigid zones against the pins or the hand, which Gauss–Newton
+/// approaches at a linear rate, and it spent what was left of the step's
+/// [`PROJECT_ITERATIONS`] before the fail-safe halved the step anyway. On `bench app`'s
+/// 30×30 skirt 13 of 87 projections failed and took 831 of the 1 130 iterations, their
+/// merits falling 0.6–0.95-fold per 16 iterations once past the first 16; of those that
+/// converged all but two did so within 11 iterations (docs/experiments.md, "Projections
+/// that stall").
+fn stalled(merits: &[f64]) -> bool {
+    merits.len() > STALL_SPAN
+        && merits[merits.len() - 1] > STALL_RATIO * merits[merits.len() - 1 - STALL_SPAN]
+}
+
 /// Levenberg–Marquardt's least and most damping of the rows' diagonal (relative).
 const DAMPING_LEAST: f64 = 1e-9;
 const DAMPING_MOST: f64 = 1e2;
@@ -67,6 +87,8 @@ pub struct Projection {
     pub rows: u32,
     /// Whether every edge ended within its limit.
     pub converged: bool,
+    /// Whether it gave up for a merit that stopped falling.
+    pub stalled: bool,
 }
 
 /// One unknown of the projection: a free particle or a rigid body.
@@ -92,7 +114,8 @@ struct Body<'a> {
 /// displacement over `h`. Particles in no body and not fixed move freely, weighed by
 /// `inv_mass`. Where the system cannot be factorised or the iterations run out, the
 /// positions are those of the last iterate and `converged` is false: the caller decides
-/// whether to keep them. At most `most_iterations` Newton iterations.
+/// whether to keep them. At most `most_iterations` Newton iterations; with `give_up_on_stall`,
+/// fewer where the merit stops falling ([`stalled`]).
 #[allow(clippy::too_many_arguments)]
 pub fn project(
     edges: &[[u32; 2]],
@@ -105,6 +128,7 @@ pub fn project(
     x: &mut [DVec3],
     v: &mut [DVec3],
     most_iterations: u32,
+    give_up_on_stall: bool,
 ) -> Projection {
     let n = x.len();
     let mut out = Projection::default();
@@ -246,12 +270,19 @@ pub fn project(
     let mut trial_rhs = rhs.clone();
     let mut dx = vec![DVec3::ZERO; n];
     let mut moves = vec![(DVec3::ZERO, DVec3::ZERO); bodies.len()];
+    // The merit at the start of each iteration so far, for the stall rule.
+    let mut merits: Vec<f64> = Vec::new();
     loop {
         if worst <= WITHIN {
             out.converged = true;
             break;
         }
         if out.iterations >= most_iterations || normal.contains(&DVec3::ZERO) {
+            break;
+        }
+        merits.push(merit);
+        if give_up_on_stall && stalled(&merits) {
+            out.stalled = true;
             break;
         }
         out.iterations += 1;
@@ -489,6 +520,7 @@ mod tests {
             &mut x,
             &mut v,
             PROJECT_ITERATIONS,
+            true,
         );
         assert!(p.converged, "{p:?}");
         assert!(worst_of_limit(&edges, &rest, &limit, &x) <= 1.0);
@@ -557,6 +589,7 @@ mod tests {
             &mut x,
             &mut v,
             PROJECT_ITERATIONS,
+            true,
         );
         assert!(p.converged, "{p:?}");
         assert!(worst_of_limit(&edges, &rest, &limit, &x) <= 1.0 + 1e-9);
@@ -623,6 +656,7 @@ mod tests {
                 &mut self.x,
                 &mut vel,
                 PROJECT_ITERATIONS,
+                true,
             );
             (p, before)
         }
@@ -704,6 +738,7 @@ mod tests {
             &mut x,
             &mut v,
             PROJECT_ITERATIONS,
+            true,
         );
         assert!(!p.converged && x == x0);
         let p = project(
@@ -717,6 +752,7 @@ mod tests {
             &mut x,
             &mut v,
             PROJECT_ITERATIONS,
+            true,
         );
         assert!(!p.converged && x == x0);
         // The same edge with agreeing inputs is projected to its limit.
@@ -731,6 +767,7 @@ mod tests {
             &mut x,
             &mut v,
             PROJECT_ITERATIONS,
+            true,
         );
         assert!(p.converged && (x[0].distance(x[1]) - 0.5).abs() <= 1e-4 * 0.5);
     }
@@ -764,6 +801,7 @@ mod tests {
                 x,
                 v,
                 PROJECT_ITERATIONS,
+                true,
             )
         };
         let mut x = x0.clone();
@@ -781,5 +819,49 @@ mod tests {
         assert!(momentum.length() < 1e-9, "{momentum}");
         assert!((x[0].distance(x[1]) - 0.1).abs() < 1e-12);
         assert!((x[2].distance(x[3]) - 0.1).abs() < 1e-12);
+    }
+
+    /// The stall rule on the merits of three projections traced on the 30×30 skirt, at
+    /// iterations 0, 8, 16, 32 and 48 (filled in geometrically between): one that failed
+    /// after its 128 iterations at a merit of 2.3e-7, one that failed after 105 (its worst
+    /// row 28 × its limit), and one that converged in 43. The rule stops the first two
+    /// at 32 iterations and lets the third run.
+    #[test]
+    fn a_projection_gives_up_where_its_merit_stops_falling() {
+        let trace = |marks: &[(usize, f64)]| -> Vec<f64> {
+            let mut m = Vec::new();
+            for w in marks.windows(2) {
+                let ((i0, m0), (i1, m1)) = (w[0], w[1]);
+                for i in i0..i1 {
+                    m.push(m0 * (m1 / m0).powf((i - i0) as f64 / (i1 - i0) as f64));
+                }
+            }
+            m
+        };
+        let first_stall = |m: &[f64]| (1..=m.len()).find(|&k| stalled(&m[..k]));
+        let failed = trace(&[
+            (0, 2.3),
+            (8, 1.8e-6),
+            (16, 3.0e-7),
+            (32, 2.7e-7),
+            (48, 2.6e-7),
+        ]);
+        let slow = trace(&[
+            (0, 14.0),
+            (8, 1.2e-2),
+            (16, 9.1e-3),
+            (32, 5.0e-3),
+            (48, 3.7e-3),
+        ]);
+        let converging = trace(&[(0, 52.0), (8, 0.57), (16, 0.40), (32, 2.3e-3), (48, 1e-9)]);
+        // Both stop by iteration 32 of their 128 and 105.
+        assert!(first_stall(&failed).is_some_and(|k| k <= 2 * STALL_SPAN + 1));
+        assert!(first_stall(&slow).is_some_and(|k| k <= 2 * STALL_SPAN + 1));
+        assert_eq!(first_stall(&converging), None);
+        // A merit that more than halves every span is not a stall; one that falls less is.
+        let halving: Vec<f64> = (0..64).map(|i| 0.49f64.powf(i as f64 / 16.0)).collect();
+        assert_eq!(first_stall(&halving), None);
+        let short: Vec<f64> = (0..64).map(|i| 0.51f64.powf(i as f64 / 16.0)).collect();
+        assert_eq!(first_stall(&short), Some(STALL_SPAN + 1));
     }
 }
