@@ -567,7 +567,10 @@ fn readouts_section(ui: &mut egui::Ui, state: &SimState) {
                     s.zone_projections,
                     s.zone_projection_iterations,
                     if s.zone_projections_stalled > 0 {
-                        format!(", {} given up where they stalled", s.zone_projections_stalled)
+                        format!(
+                            ", {} given up where they stalled",
+                            s.zone_projections_stalled
+                        )
                     } else {
                         String::new()
                     }
