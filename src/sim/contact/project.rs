@@ -115,7 +115,8 @@ struct Body<'a> {
 /// `inv_mass`. Where the system cannot be factorised or the iterations run out, the
 /// positions are those of the last iterate and `converged` is false: the caller decides
 /// whether to keep them. At most `most_iterations` Newton iterations; with `give_up_on_stall`,
-/// fewer where the merit stops falling ([`stalled`]).
+/// fewer where the merit stops falling (the stall rule: it fell by less than half over the
+/// last 16 iterations).
 #[allow(clippy::too_many_arguments)]
 pub fn project(
     edges: &[[u32; 2]],
