@@ -60,7 +60,7 @@ const STALL_RATIO: f64 = 0.5;
 /// approaches at a linear rate, and it spent what was left of the step's
 /// [`PROJECT_ITERATIONS`] before the fail-safe halved the step anyway. On `bench app`'s
 /// 30×30 skirt 13 of 87 projections failed and took 831 of the 1 130 iterations, their
-/// merits falling 0.6–0.95-fold per 16 iterations once past the first 16; of those that
+/// merits falling 0.55–0.95-fold per 16 iterations once past the first 16; of those that
 /// converged all but two did so within 11 iterations (docs/experiments.md, "Projections
 /// that stall").
 fn stalled(merits: &[f64]) -> bool {
