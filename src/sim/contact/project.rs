@@ -826,7 +826,7 @@ mod tests {
     /// iterations 0, 8, 16, 32 and 48 (filled in geometrically between): one that failed
     /// after its 128 iterations at a merit of 2.3e-7, one that failed after 105 (its worst
     /// row 28 × its limit), and one that converged in 43. The rule stops the first two
-    /// at 32 iterations and lets the third run.
+    /// by iteration 32 and lets the third run.
     #[test]
     fn a_projection_gives_up_where_its_merit_stops_falling() {
         let trace = |marks: &[(usize, f64)]| -> Vec<f64> {
