@@ -582,10 +582,12 @@ fn markdown(rows: &[AppRow], opts: &Options, skipped: &[String]) -> String {
     );
     s.push_str(
         "| scene | grid | solver | tolerance | self-collision | step | ms/frame mean | p95 | \
-         iterations/frame | max strain | steps over tolerance | drag held | self-contact \
+         slowest | slowest ÷ median | iterations/frame | max strain | steps over tolerance | drag held | self-contact \
          ms/frame | gathers/frame | rows | zone steps (whole cloth) | frames crossing | on ÷ off | status |\n",
     );
-    s.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    s.push_str(
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
     for r in rows {
         let m = &r.measured;
         let (solver, tol) = if r.baseline {
@@ -605,13 +607,20 @@ fn markdown(rows: &[AppRow], opts: &Options, skipped: &[String]) -> String {
             let none = || "—".to_string();
             (none(), none(), none(), none(), none())
         };
+        // How far the slowest frame stands out of the row's usual one.
+        let slowest = if m.ms.p50 > 0.0 {
+            format!("{:.1}", m.ms.max / m.ms.p50)
+        } else {
+            "—".to_string()
+        };
         let ratio = without_self_collision(rows, r)
             .filter(|o| o.measured.ms.mean > 0.0)
             .map_or("—".to_string(), |o| {
                 format!("{:.2}", m.ms.mean / o.measured.ms.mean)
             });
         s.push_str(&format!(
-            "| {} | {} | {solver} | {tol} | {} | {} | {:.3} | {:.3} | {:.1} | {:.2e} | {}/{} | \
+            "| {} | {} | {solver} | {tol} | {} | {} | {:.3} | {:.3} | {:.3} | {slowest} | {:.1} | \
+             {:.2e} | {}/{} | \
              {}/{} frames | {self_ms} | {gathers} | {self_rows} | {zones} | {crossing} | {ratio} \
              | {} |\n",
             r.scene,
@@ -624,6 +633,7 @@ fn markdown(rows: &[AppRow], opts: &Options, skipped: &[String]) -> String {
             step_label(r),
             m.ms.mean,
             m.ms.p95,
+            m.ms.max,
             m.iterations_per_frame,
             m.max_strain,
             m.steps_outside,
@@ -1012,13 +1022,17 @@ mod tests {
     use super::*;
 
     /// A row with self-collision gets its frame over the same row's without it; a row
-    /// without, or with no partner, gets none.
+    /// without, or with no partner, gets none. Every row gets its slowest frame over its
+    /// median one, where it has a median.
     #[test]
     fn the_table_divides_a_row_with_self_collision_by_its_row_without() {
         let row = |self_collision: bool, grid: usize, mean: f64| {
             let cfg = converging(SolverKind::Newton, 1e-4);
             let mut measured = Measured::failed(String::new());
             measured.ms.mean = mean;
+            if grid == 30 {
+                (measured.ms.p50, measured.ms.max) = (mean / 3.0, 1.5 * mean);
+            }
             AppRow {
                 scene: ScenePreset::Drape,
                 grid,
@@ -1057,6 +1071,10 @@ mod tests {
         assert_eq!(on[on.len() - 3], "2.50", "{md}");
         let alone = cells("50×50");
         assert_eq!(alone[alone.len() - 3], "—", "{md}");
+        // Slowest over median, after the p95 and the slowest frame: 45 / 10, and none
+        // without a median.
+        assert_eq!((on[9].as_str(), on[10].as_str()), ("45.000", "4.5"), "{md}");
+        assert_eq!(alone[10], "—", "{md}");
     }
 
     /// A row is the `run` its flags describe: stepped by `run`'s own loop ([`simulate`]) the
