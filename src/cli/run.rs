@@ -365,6 +365,10 @@ pub struct SelfSummary {
     /// Steps whose zones held every particle that can move (the whole cloth moved
     /// rigidly).
     pub whole_zone_steps: u64,
+    /// Steps whose repairs would have held every particle that can move — grown over a
+    /// cloth that began the step intersection-free, or held where it began — and that kept
+    /// the contacts' zones instead, their borders left stretched.
+    pub growth_undone_steps: u64,
     /// Steps halved (at least once) because the fail-safe would have held the whole cloth
     /// ([`crate::sim::SimParams::max_splits`]), or begun halved after such a step.
     pub split_steps: u64,
@@ -850,6 +854,7 @@ pub fn simulate(
         sc.resolve_steps += u64::from(stats.zone_resolves > 0);
         sc.cut_short_steps += u64::from(stats.zone_cut_short);
         sc.whole_zone_steps += u64::from(stats.zone_held_whole);
+        sc.growth_undone_steps += u64::from(stats.zone_growth_undone);
         sc.split_steps += u64::from(stats.splits > 0);
         sc.planned_split_steps += u64::from(stats.planned_splits > 0);
         sc.whole_by_contact_steps += u64::from(stats.zone_contacts_whole);

@@ -1018,9 +1018,10 @@ impl World {
     /// contacts' zones grow over the stretched edges ring by ring, a bounded number of
     /// rings ([`contact::SelfContact::grow_over_stretched`]), or the rest of the cloth is
     /// solved again around them, each change checked again for contact. Where that would hold
-    /// every particle that can move where the step began, the contacts' zones from before
-    /// the growth are kept instead, their borders left stretched (docs/numerics.md, "The
-    /// fail-safe stays local", repair 8). Then the crossings of the end state are counted.
+    /// every particle that can move where the step began, or would hold every one of them
+    /// grown over a cloth that began the step intersection-free, the contacts' zones from
+    /// before the growth are kept instead, their borders left stretched (docs/numerics.md,
+    /// "The fail-safe stays local", repair 8). Then the crossings of the end state are counted.
     /// Before any growth, and where the zones would hold every particle that can move, a
     /// step that may still be halved ([`SimParams::max_splits`]) asks to be instead
     /// ([`World::split_step`]) and the rest is left undone. Whether it asks.
@@ -1111,19 +1112,24 @@ impl World {
             cut_short = true;
             break fs;
         };
+        let mut growth_undone = false;
         if let Some((x, v, zones, kept)) = before_growth
             && self.selfc.held_whole(&self.cloth.particles.inv_mass)
-            && self.cloth.particles.x == self.saved.x
+            && (self.cloth.particles.x == self.saved.x
+                || (contacts_whole == Some(false) && self.selfc.crossings() == 0))
         {
-            // Every particle that can move held where the step began: the grown zones
-            // froze the cloth. The contacts' zones move rigidly and the rest of the cloth
-            // as the solve left it; their borders stay stretched for the next step's solve.
+            // Every particle that can move held where the step began (the grown zones
+            // froze the cloth), or grown over the whole of a cloth that began the step
+            // intersection-free: the contacts' zones move rigidly and the rest of the
+            // cloth as the solve left it; their borders stay stretched for the next step's
+            // solve.
             let p = &mut self.cloth.particles;
             p.x = x;
             p.v = v;
             self.selfc.restore_zone_state(zones);
             fs = kept;
             cut_short = true;
+            growth_undone = true;
         }
         let held_whole = fs.zones > 0 && self.selfc.held_whole(&self.cloth.particles.inv_mass);
         if held_whole && self.can_split() {
@@ -1142,6 +1148,7 @@ impl World {
         stats.zone_resolves = resolves;
         stats.zone_cut_short = cut_short;
         stats.zone_held_whole = held_whole;
+        stats.zone_growth_undone = growth_undone;
         stats.zone_contacts_whole = held_whole && contacts_whole.unwrap_or(true);
         stats.crossings = crossings as u32;
         stats.self_gathers = self.selfc.gathers();

@@ -198,6 +198,12 @@ pub struct StepStats {
     /// stretched — held every particle that can move: the contacts span the cloth, and no
     /// rule that keeps a zone to its contacts could have held less.
     pub zone_contacts_whole: bool,
+    /// The repairs would have held every particle that can move — zones grown over a
+    /// cloth that began the step intersection-free, or a cloth held where it began — and
+    /// the step kept the contacts' zones from before the growth instead, their borders
+    /// left stretched ([`StepStats::zone_cut_short`]; docs/numerics.md, "The fail-safe
+    /// stays local", repair 8).
+    pub zone_growth_undone: bool,
     /// (Edge, triangle) pairs of the cloth passing through each other at the end of the
     /// step; counted only with self-collision on.
     pub crossings: u32,
@@ -349,6 +355,7 @@ impl StepStats {
         self.zone_cut_short |= later.zone_cut_short;
         self.zone_held_whole |= later.zone_held_whole;
         self.zone_contacts_whole |= later.zone_contacts_whole;
+        self.zone_growth_undone |= later.zone_growth_undone;
         self.crossings = self.crossings.max(later.crossings);
         self.torn += later.torn;
     }
@@ -391,6 +398,7 @@ impl StepStats {
             zone_cut_short: false,
             zone_held_whole: false,
             zone_contacts_whole: false,
+            zone_growth_undone: false,
             crossings: 0,
             self_gathers: 0,
             self_contact_time: Duration::ZERO,

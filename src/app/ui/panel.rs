@@ -576,6 +576,12 @@ fn readouts_section(ui: &mut egui::Ui, state: &SimState) {
                     }
                 ));
             }
+            if s.zone_growth_undone {
+                ui.label(
+                    "the zones' growth would have held the whole cloth: the contacts' zones \
+                     kept, their borders left stretched for the next step",
+                );
+            }
             if s.zone_resolves > 0 || s.zone_cut_short {
                 ui.label(format!(
                     "the cloth solved again around the zones{}",
