@@ -1019,8 +1019,8 @@ impl World {
     /// rings ([`contact::SelfContact::grow_over_stretched`]), or the rest of the cloth is
     /// solved again around them, each change checked again for contact. Where that would hold
     /// every particle that can move where the step began, or would hold every one of them
-    /// grown over a cloth that began the step intersection-free, the contacts' zones from
-    /// before the growth are kept instead, their borders left stretched (docs/numerics.md,
+    /// grown over a cloth that began the step intersection-free (with halvings allowed), the
+    /// contacts' zones from before the growth are kept instead, their borders left stretched (docs/numerics.md,
     /// "The fail-safe stays local", repair 8). Then the crossings of the end state are counted.
     /// Before any growth, and where the zones would hold every particle that can move, a
     /// step that may still be halved ([`SimParams::max_splits`]) asks to be instead
@@ -1116,13 +1116,18 @@ impl World {
         if let Some((x, v, zones, kept)) = before_growth
             && self.selfc.held_whole(&self.cloth.particles.inv_mass)
             && (self.cloth.particles.x == self.saved.x
-                || (contacts_whole == Some(false) && self.selfc.crossings() == 0))
+                || (contacts_whole == Some(false)
+                    && self.selfc.crossings() == 0
+                    && self.params.max_splits > 0))
         {
             // Every particle that can move held where the step began (the grown zones
             // froze the cloth), or grown over the whole of a cloth that began the step
-            // intersection-free: the contacts' zones move rigidly and the rest of the
-            // cloth as the solve left it; their borders stay stretched for the next step's
-            // solve.
+            // intersection-free and was halved as deep as it may be: the contacts' zones
+            // move rigidly and the rest of the cloth as the solve left it; their borders
+            // stay stretched for the next step's solve. Without halvings
+            // (`max_splits` 0, the behaviour before them) the growth stays: every step
+            // that would have been halved would end stretched instead (the app's 30×30
+            // pile at a strain of 3.2).
             let p = &mut self.cloth.particles;
             p.x = x;
             p.v = v;

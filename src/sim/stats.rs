@@ -199,7 +199,8 @@ pub struct StepStats {
     /// rule that keeps a zone to its contacts could have held less.
     pub zone_contacts_whole: bool,
     /// The repairs would have held every particle that can move — zones grown over a
-    /// cloth that began the step intersection-free, or a cloth held where it began — and
+    /// cloth that began the step intersection-free, with halvings allowed
+    /// ([`crate::sim::SimParams::max_splits`] > 0), or a cloth held where it began — and
     /// the step kept the contacts' zones from before the growth instead, their borders
     /// left stretched ([`StepStats::zone_cut_short`]; docs/numerics.md, "The fail-safe
     /// stays local", repair 8).
