@@ -366,8 +366,8 @@ pub struct SelfSummary {
     /// rigidly).
     pub whole_zone_steps: u64,
     /// Steps whose repairs would have held every particle that can move — grown over a
-    /// cloth that began the step intersection-free, or held where it began — and that kept
-    /// the contacts' zones instead, their borders left stretched.
+    /// cloth that began the step intersection-free (with halvings allowed), or held where
+    /// it began — and that kept the contacts' zones instead, their borders left stretched.
     pub growth_undone_steps: u64,
     /// Steps halved (at least once) because the fail-safe would have held the whole cloth
     /// ([`crate::sim::SimParams::max_splits`]), or begun halved after such a step.

@@ -1019,9 +1019,10 @@ impl World {
     /// rings ([`contact::SelfContact::grow_over_stretched`]), or the rest of the cloth is
     /// solved again around them, each change checked again for contact. Where that would hold
     /// every particle that can move where the step began, or would hold every one of them
-    /// grown over a cloth that began the step intersection-free (with halvings allowed), the
-    /// contacts' zones from before the growth are kept instead, their borders left stretched (docs/numerics.md,
-    /// "The fail-safe stays local", repair 8). Then the crossings of the end state are counted.
+    /// grown over a cloth that began the step intersection-free (with halvings allowed),
+    /// the contacts' zones from before the growth are kept instead, their borders left
+    /// stretched (docs/numerics.md, "The fail-safe stays local", repair 8). Then the
+    /// crossings of the end state are counted.
     /// Before any growth, and where the zones would hold every particle that can move, a
     /// step that may still be halved ([`SimParams::max_splits`]) asks to be instead
     /// ([`World::split_step`]) and the rest is left undone. Whether it asks.
