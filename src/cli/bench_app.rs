@@ -608,7 +608,7 @@ fn markdown(rows: &[AppRow], opts: &Options, skipped: &[String]) -> String {
             (none(), none(), none(), none(), none())
         };
         // How far the slowest frame stands out of the row's usual one.
-        let slowest = if m.ms.p50 > 0.0 {
+        let over_median = if m.ms.p50 > 0.0 {
             format!("{:.1}", m.ms.max / m.ms.p50)
         } else {
             "—".to_string()
@@ -619,7 +619,7 @@ fn markdown(rows: &[AppRow], opts: &Options, skipped: &[String]) -> String {
                 format!("{:.2}", m.ms.mean / o.measured.ms.mean)
             });
         s.push_str(&format!(
-            "| {} | {} | {solver} | {tol} | {} | {} | {:.3} | {:.3} | {:.3} | {slowest} | {:.1} | \
+            "| {} | {} | {solver} | {tol} | {} | {} | {:.3} | {:.3} | {:.3} | {over_median} | {:.1} | \
              {:.2e} | {}/{} | \
              {}/{} frames | {self_ms} | {gathers} | {self_rows} | {zones} | {crossing} | {ratio} \
              | {} |\n",
