@@ -59,6 +59,7 @@ struct Tally {
     whole: usize,
     whole_by_contact: usize,
     growth_undone: usize,
+    bounded: usize,
     frozen: usize,
     rounds_cut: usize,
     projections: usize,
@@ -148,15 +149,28 @@ fn checked_step(
         tally.whole_by_contact += usize::from(stats.zone_contacts_whole);
         // From a clean state a zone holds the whole cloth only where its contacts span it:
         // a growth that would hold it all is undone (docs/numerics.md, "The fail-safe
-        // stays local", repair 8).
+        // stays local", repair 8); and only where displacement bounds would hold every
+        // particle still, layers lying on each other at no distance, or a static particle
+        // pushed into a gap (repair 9).
         assert!(
             stats.zone_contacts_whole || !stats.zone_held_whole,
             "{what}: the zones' growth held the whole cloth on a clean state"
         );
+        assert!(
+            !stats.zone_held_whole || pressed_flat(w, &before) || statics_moved(w, &before),
+            "{what}: a clean cloth held whole where its particles could move within bounds"
+        );
         tally.growth_undone += usize::from(stats.zone_growth_undone);
+        // Where the contacts' zones would hold every particle that can move, each moves
+        // within its displacement bound instead (docs/numerics.md, "The fail-safe stays
+        // local", repair 9); the crossing count above holds it to what the bounds promise.
+        if let Some(cut) = stats.zone_bounded {
+            tally.bounded += 1;
+            eprintln!("{what}: moved within displacement bounds, {cut} particles cut");
+        }
         let still = w.cloth.particles.x.iter().zip(&before).all(|(a, b)| a == b);
         let dynamic = inv_mass.iter().any(|&k| k > 0.0);
-        if still && dynamic && stats.impact_zones > 0 {
+        if still && dynamic && (stats.impact_zones > 0 || stats.zone_bounded.is_some()) {
             tally.frozen += 1;
             eprintln!("{what}: the fail-safe froze the whole cloth");
         }
@@ -413,7 +427,7 @@ impl Tally {
         eprintln!(
             "{label}: {} steps, {} from a clean state with self-collision on; zones in {} \
              steps (largest {:.0} % of the cloth; every particle that can move, on a clean state, in {} \
-             — by the contacts' zones alone in {} —, frozen in {}; a growth over all of it undone in {}), left stretched in {}; contact rounds cut short (two capped passes \
+             — by the contacts' zones alone in {} —, frozen in {}; a growth over all of it undone in {}; moved within displacement bounds instead in {}), left stretched in {}; contact rounds cut short (two capped passes \
              or their work bound) in {}; at most {:.1} rows a particle, {} iterations, {} merge rounds in a \
              step; {} of {sessions} sessions back within {RECOVERY_TOLERANCE:e} after \
              {RECOVERY_STEPS} Newton steps; {} projections around zones, {} Newton iterations; \
@@ -426,6 +440,7 @@ impl Tally {
             self.whole_by_contact,
             self.frozen,
             self.growth_undone,
+            self.bounded,
             self.cut_short,
             self.rounds_cut,
             self.most_rows_per_particle,
@@ -510,6 +525,67 @@ fn hostile_sessions_keep_self_contact_guarantees() {
             tally.recovered
         );
     }
+}
+
+/// Whether every particle that can move lies on a feature of the cloth it does not belong
+/// to at `x`, within a ten-millionth of the longest rest length: layers at no distance,
+/// whose displacement bounds are nothing (docs/numerics.md, "The fail-safe stays local",
+/// repair 9).
+fn pressed_flat(w: &World, x: &[DVec3]) -> bool {
+    let s = w.self_contact().surface();
+    let longest = w.cloth.topology.rest.iter().copied().fold(0.0, f64::max);
+    let eps = 1e-7 * longest;
+    let inv_mass = w.cloth.particles.inv_mass();
+    let mut nearest = vec![f64::INFINITY; x.len()];
+    let mut near = |kind, p: [u32; 4]| {
+        let d = contact::narrow::pair_distance(kind, &p.map(|i| x[i as usize]));
+        for i in p {
+            nearest[i as usize] = nearest[i as usize].min(d);
+        }
+    };
+    for t in &s.triangles {
+        for v in (0..x.len() as u32).filter(|v| !t.contains(v)) {
+            near(
+                contact::narrow::PairKind::VertexTriangle,
+                [v, t[0], t[1], t[2]],
+            );
+        }
+    }
+    for (k, e) in s.edges.iter().enumerate() {
+        for o in s.edges[k + 1..]
+            .iter()
+            .filter(|o| !o.iter().any(|i| e.contains(i)))
+        {
+            near(
+                contact::narrow::PairKind::EdgeEdge,
+                [e[0], e[1], o[0], o[1]],
+            );
+        }
+    }
+    (0..x.len()).all(|i| inv_mass[i] == 0.0 || nearest[i] <= eps)
+}
+
+/// Whether a static particle moved from `x` over the step: its prescribed motion may close
+/// a gap no bound on the others keeps open.
+fn statics_moved(w: &World, x: &[DVec3]) -> bool {
+    let p = &w.cloth.particles;
+    (0..x.len()).any(|i| p.inv_mass()[i] == 0.0 && p.x[i] != x[i])
+}
+
+/// The grid session, of 400 (`ABUSE_SESSIONS=400`), whose contacts' zones, halved as deep
+/// as the step may be, held every free particle of a clean cloth (210 particles, Newton,
+/// four zones): each particle now moves within its displacement bound instead, the cloth
+/// moves on, and nothing crosses (docs/numerics.md, "The fail-safe stays local", repair 9).
+#[test]
+fn a_hostile_session_whose_contacts_span_the_cloth_moves_within_bounds() {
+    let mut tally = Tally::default();
+    session(0xab05_e000 + 31 * 173, &mut tally);
+    assert!(
+        tally.bounded > 0,
+        "no step moved within bounds: the test tests nothing"
+    );
+    assert_eq!(tally.whole, 0, "a clean cloth held whole");
+    assert_eq!(tally.frozen, 0, "the whole cloth frozen");
 }
 
 /// The grid sessions, of 400 (`ABUSE_SESSIONS=400`), in which the fail-safe held the

@@ -369,6 +369,10 @@ pub struct SelfSummary {
     /// cloth that began the step intersection-free (with halvings allowed), or held where
     /// it began — and that kept the contacts' zones instead, their borders left stretched.
     pub growth_undone_steps: u64,
+    /// Steps in which the contacts' zones, halved as deep as allowed, would still have held
+    /// every particle that can move of a clean cloth, and each particle moved within its
+    /// displacement bound instead ([`crate::sim::StepStats::zone_bounded`]).
+    pub bounded_steps: u64,
     /// Steps halved (at least once) because the fail-safe would have held the whole cloth
     /// ([`crate::sim::SimParams::max_splits`]), or begun halved after such a step.
     pub split_steps: u64,
@@ -855,6 +859,7 @@ pub fn simulate(
         sc.cut_short_steps += u64::from(stats.zone_cut_short);
         sc.whole_zone_steps += u64::from(stats.zone_held_whole);
         sc.growth_undone_steps += u64::from(stats.zone_growth_undone);
+        sc.bounded_steps += u64::from(stats.zone_bounded.is_some());
         sc.split_steps += u64::from(stats.splits > 0);
         sc.planned_split_steps += u64::from(stats.planned_splits > 0);
         sc.whole_by_contact_steps += u64::from(stats.zone_contacts_whole);

@@ -56,6 +56,20 @@ fn ground_contact(ground: f64, p: DVec3) -> Option<Contact> {
     })
 }
 
+/// The share `t` of the straight path from `a` to `b` at which it enters `ball`'s skin, or
+/// `None` where it does not (or starts inside).
+pub fn ball_entry(ball: &Ball, a: DVec3, b: DVec3) -> Option<f64> {
+    let r = ball.radius + CONTACT_SKIN;
+    let (d, o) = (b - a, a - ball.center);
+    let (qa, qb, qc) = (d.length_squared(), d.dot(o), o.length_squared() - r * r);
+    let disc = qb * qb - qa * qc;
+    if qc < 0.0 || qa == 0.0 || disc < 0.0 {
+        return None;
+    }
+    let t = (-qb - disc.sqrt()) / qa;
+    (0.0..=1.0).contains(&t).then_some(t)
+}
+
 /// The ball at the end of the step, for previews.
 pub fn ball_after(ball: &Ball, h: f64, gravity: DVec3) -> Ball {
     let mut b = *ball;
@@ -284,5 +298,30 @@ impl ContactSweep<'_> {
     ) -> bool {
         self.selfs
             .is_some_and(|s| s.violated(&drift, v, inv_mass, self.params.dt, self.slop))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A path through the ball enters its skin where the sphere of radius + skin meets it;
+    /// a path that starts inside, misses, or stops short does not enter.
+    #[test]
+    fn a_straight_path_enters_the_ball_where_it_meets_its_skin() {
+        let ball = Ball::still(DVec3::ZERO, 0.5);
+        let r = 0.5 + CONTACT_SKIN;
+        let t = ball_entry(&ball, DVec3::new(-1.0, 0.0, 0.0), DVec3::new(1.0, 0.0, 0.0));
+        assert!((t.expect("enters") - (1.0 - r) / 2.0).abs() < 1e-12);
+        let inside = ball_entry(&ball, DVec3::ZERO, DVec3::X * 2.0);
+        assert_eq!(inside, None);
+        let past = ball_entry(&ball, DVec3::new(-1.0, 1.0, 0.0), DVec3::new(1.0, 1.0, 0.0));
+        assert_eq!(past, None);
+        let short = ball_entry(
+            &ball,
+            DVec3::new(-1.0, 0.0, 0.0),
+            DVec3::new(-0.9, 0.0, 0.0),
+        );
+        assert_eq!(short, None);
     }
 }

@@ -980,6 +980,10 @@ fn first_non_finite(p: &Particles) -> Option<(&'static str, usize)> {
     first(&p.x, "position").or_else(|| first(&p.v, "velocity"))
 }
 
+/// Below this share of the reach of the displacement bounds, a particle's cut motion is
+/// none ([`World::move_within_bounds`]): layers at no distance bound it to round-off.
+const STILL: f64 = 1e-9;
+
 /// Most position passes a step re-runs for contact (`contact_rounds`): the safety net for
 /// a pass that left a preview inside a collider or off its rod, which the solvers' own
 /// contact handling makes rare (none on the drape and curtain-rod scenes; docs/numerics.md,
@@ -1041,6 +1045,12 @@ impl World {
         let mut before_growth: Option<(Vec<DVec3>, Vec<DVec3>, contact::ZoneState, _)> = None;
         // Whether the contacts' zones, before any growth, held every particle that can move.
         let mut contacts_whole = None;
+        // The solve's end state: where zones would hold the whole of a clean cloth, each
+        // particle moves towards it within its displacement bound instead.
+        let solved = {
+            let p = &self.cloth.particles;
+            (p.x.clone(), p.v.clone())
+        };
         let mut fs = loop {
             let fs = self.with_self_contact(|s, cloth, x, v| s.fail_safe(cloth, x, v, keep));
             keep = true;
@@ -1137,10 +1147,22 @@ impl World {
             cut_short = true;
             growth_undone = true;
         }
-        let held_whole = fs.zones > 0 && self.selfc.held_whole(&self.cloth.particles.inv_mass);
+        let mut held_whole = fs.zones > 0 && self.selfc.held_whole(&self.cloth.particles.inv_mass);
         if held_whole && self.can_split() {
             // The contacts' zones span the cloth: half the step's motion may not.
             return self.want_split(t0, rounds);
+        }
+        let mut bounded = None;
+        if held_whole && self.selfc.crossings() == 0 {
+            // Halved as deep as it may be, the zones would still hold every particle of a
+            // cloth that began the step intersection-free: each particle moves towards the
+            // solve's end within its bound instead, where static particles allow it.
+            bounded = self.move_within_bounds(solved);
+            if bounded.is_some() {
+                (fs.zones, fs.particles) = (0, 0);
+                held_whole = false;
+                cut_short = true;
+            }
         }
         let x = &self.cloth.particles.x;
         let crossings = self.selfc.check_crossings(x) + self.selfc.check_lips(x);
@@ -1156,10 +1178,48 @@ impl World {
         stats.zone_held_whole = held_whole;
         stats.zone_growth_undone = growth_undone;
         stats.zone_contacts_whole = held_whole && contacts_whole.unwrap_or(true);
+        stats.zone_bounded = bounded;
         stats.crossings = crossings as u32;
         stats.self_gathers = self.selfc.gathers();
         stats.self_contact_time += t0.elapsed();
         false
+    }
+
+    /// Move every particle from the step's start towards the solve's end state `solved`
+    /// (positions, velocities) by at most its displacement bound
+    /// ([`contact::bound::displacement_bounds`], pairs looked at within twice the longest
+    /// rest length), shortened where the straight path enters the ball, and forget the
+    /// fail-safe's zones; the particles cut. `None`, and nothing changed, where a static
+    /// particle's prescribed motion alone could close a gap, or where the bounds would
+    /// hold the whole cloth still (no particle moving [`STILL`] times the reach).
+    fn move_within_bounds(&mut self, solved: (Vec<DVec3>, Vec<DVec3>)) -> Option<u32> {
+        let t = &self.cloth.topology;
+        let reach = 2.0 * t.rest.iter().copied().fold(0.0, f64::max);
+        let p = &self.cloth.particles;
+        let (x0, inv_mass) = (&self.saved.x, &p.inv_mass);
+        let surface = self.selfc.surface();
+        let bound = contact::bound::displacement_bounds(surface, x0, &solved.0, inv_mass, reach)?;
+        let (mut x, mut v) = solved;
+        let ball = self.ball_end;
+        let entry = |_, a, b, t: f64| {
+            ball.and_then(|ball| collision::ball_entry(&ball, a, b))
+                .map_or(t, |e| t.min(e))
+        };
+        let cut = contact::bound::move_within(x0, &mut x, &mut v, &bound, self.params.dt, entry);
+        let furthest = x
+            .iter()
+            .zip(x0)
+            .map(|(a, b)| a.distance(*b))
+            .fold(0.0, f64::max);
+        if furthest <= STILL * reach {
+            // Layers that lie on each other at no distance (a cloth flattened into one
+            // plane) bound every particle to nothing: a rigid zone at least moves.
+            return None;
+        }
+        let p = &mut self.cloth.particles;
+        (p.x, p.v) = (x, v);
+        self.selfc.drop_zones();
+        Some(cut)
     }
 
     /// The fail-safe's answer where the step in progress is to be split

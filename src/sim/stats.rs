@@ -205,6 +205,12 @@ pub struct StepStats {
     /// left stretched ([`StepStats::zone_cut_short`]; docs/numerics.md, "The fail-safe
     /// stays local", repair 8).
     pub zone_growth_undone: bool,
+    /// Where the fail-safe's zones, halved as deep as the step may be, would still have held
+    /// every particle that can move of a cloth that began the step intersection-free: each
+    /// particle moved towards the solve's end within its displacement bound instead
+    /// ([`crate::sim::contact::bound`]), and this many were cut short of it (their edges
+    /// left stretched: [`StepStats::zone_cut_short`]). `None` where no step needed it.
+    pub zone_bounded: Option<u32>,
     /// (Edge, triangle) pairs of the cloth passing through each other at the end of the
     /// step; counted only with self-collision on.
     pub crossings: u32,
@@ -357,6 +363,10 @@ impl StepStats {
         self.zone_held_whole |= later.zone_held_whole;
         self.zone_contacts_whole |= later.zone_contacts_whole;
         self.zone_growth_undone |= later.zone_growth_undone;
+        self.zone_bounded = match (self.zone_bounded, later.zone_bounded) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
         self.crossings = self.crossings.max(later.crossings);
         self.torn += later.torn;
     }
@@ -400,6 +410,7 @@ impl StepStats {
             zone_held_whole: false,
             zone_contacts_whole: false,
             zone_growth_undone: false,
+            zone_bounded: None,
             crossings: 0,
             self_gathers: 0,
             self_contact_time: Duration::ZERO,

@@ -582,6 +582,11 @@ fn readouts_section(ui: &mut egui::Ui, state: &SimState) {
                      kept, their borders left stretched for the next step",
                 );
             }
+            if let Some(cut) = s.zone_bounded {
+                ui.label(format!(
+                    "the contacts' zones would have held the whole cloth: each particle moved                      within its displacement bound instead, {cut} cut short"
+                ));
+            }
             if s.zone_resolves > 0 || s.zone_cut_short {
                 ui.label(format!(
                     "the cloth solved again around the zones{}",

@@ -40,6 +40,7 @@
 //! half the shortest rest length, below the closest pair of features a grid has at rest
 //! that shares no particle (√½ of the spacing), so a cloth at rest touches nothing.
 
+pub mod bound;
 pub mod broad;
 pub mod narrow;
 pub mod project;
@@ -1259,6 +1260,13 @@ impl SelfContact {
         self.zoned = state.zoned;
         self.x_solver = state.x_solver;
         self.v_solver = state.v_solver;
+    }
+
+    /// Forget the last fail-safe's zones: the step moved its particles within their
+    /// displacement bounds instead ([`bound`]).
+    pub fn drop_zones(&mut self) {
+        self.zones.reset(self.zoned.len());
+        self.zoned.iter_mut().for_each(|z| *z = false);
     }
 
     /// Whether the last fail-safe held every dynamic particle in its zones.
