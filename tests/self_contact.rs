@@ -761,6 +761,63 @@ fn switched_on_over_the_folds_tangle_it_untangles() {
     eprintln!("{start} crossings at the switch, the last at frame {last_crossing:?}");
 }
 
+/// The app's drape switched on over the pleats it hangs in without self-collision (30×30,
+/// Newton at the app's tolerance, 200 frames on the ball): each corner folds along its
+/// diagonal past itself, two mirror-image flaps whose hems cross like scissors — 28
+/// (edge, triangle) pairs counted here, an intersection that runs from a hem to the
+/// crease and closes no region. Once the pushes of each pair stall (they kept all 28 for
+/// as long as it ran), the crossing pairs' two halves are carried back to their own sides
+/// of the plane they cross on (`SelfContact::untangle`; Baraff, Witkin and Kass 2003):
+/// no crossing from the fourth frame on (the first orders, the second's pushes stall),
+/// the untangling over, no zone of the whole cloth and every strain within the tolerance.
+#[test]
+fn switched_on_over_the_drapes_pleats_it_untangles() {
+    let (mut world, substeps) = app_scene(ScenePreset::Drape, 30, SolverKind::Newton);
+    world.params.self_collision = false;
+    let drags = ScenePreset::Drape.script(&world).into_iter().collect();
+    let mut script = DragScript::new(drags, world.cloth.len()).unwrap();
+    let mut s = SolverKind::Newton.create();
+    let frame = |world: &mut World, script: &mut DragScript, s: &mut dyn Solver| {
+        let mut whole = false;
+        for _ in 0..substeps {
+            script.before_step(world).unwrap();
+            whole |= world.step(s).unwrap().zone_held_whole;
+        }
+        whole
+    };
+    for _ in 0..200 {
+        frame(&mut world, &mut script, s.as_mut());
+    }
+    let start = crossings(&world);
+    assert!(
+        start > 0,
+        "the drape did not cross itself without self-collision"
+    );
+    world.params.self_collision = true;
+    let mut last_crossing = None;
+    for f in 0..30 {
+        let whole = frame(&mut world, &mut script, s.as_mut());
+        assert!(!whole, "frame {f}: one zone held the whole cloth");
+        let strain = common::strain_from_positions(&world);
+        assert!(
+            strain <= world.params.tolerance * (1.0 + 1e-6),
+            "frame {f}: strain {strain:e}"
+        );
+        if crossings(&world) > 0 {
+            last_crossing = Some(f);
+        }
+    }
+    assert!(
+        last_crossing.is_none_or(|f| f < 3),
+        "still crossing at frame {last_crossing:?} after the switch ({start} at it)"
+    );
+    assert!(
+        !world.self_contact().untangling(),
+        "still untangling after 30 frames"
+    );
+    eprintln!("{start} crossings at the switch, the last at frame {last_crossing:?}");
+}
+
 /// The gather's queries run on the pool's threads in chunks joined in order: the pile,
 /// folding onto itself, takes bit for bit the same path on one thread and on two.
 #[test]

@@ -242,6 +242,8 @@ pub struct SelfContact {
     lip_rows: bool,
     /// The crossing (edge, triangle) pairs of the last count.
     crossing_pairs: Vec<([u32; 2], [u32; 3])>,
+    /// How the tangle is being parted ([`SelfContact::untangle`]).
+    parting: untangle::Untangled,
     /// Tangled, or pressed flat since: layers ordered, crossings counted every step.
     untangling: bool,
     /// This step orders the layers ([`SelfContact::untangle`]).
@@ -322,6 +324,7 @@ impl SelfContact {
         self.since_count = CHECK_EVERY;
         self.untangling = false;
         self.untangle_failed = false;
+        self.parting = untangle::Untangled::Not;
         self.tangled.iter_mut().for_each(|t| *t = false);
     }
 
@@ -1352,10 +1355,31 @@ impl SelfContact {
         self.since_count = 0;
         self.tangled.clear();
         self.tangled.resize(x.len(), false);
+        let mut pairs = std::mem::take(&mut self.crossing_pairs);
+        self.find_crossings(x, &mut pairs);
+        for (e, tri) in &pairs {
+            for &i in e.iter().chain(tri) {
+                self.tangled[i as usize] = true;
+            }
+        }
+        let count = pairs.len();
+        if count > 0 || self.crossings > 0 {
+            // The tangled particles changed: the candidates left out the old ones.
+            self.gathered = false;
+        }
+        self.crossings = count;
+        self.crossing_pairs = pairs;
+        count
+    }
+
+    /// The (edge, triangle) pairs of the surface that pass through each other at `x`
+    /// (sharing no particle; a cut's lips are counted on their own, [`LIP_OPEN`]), into
+    /// `out`, in the order of the surface's edges.
+    fn find_crossings(&mut self, x: &[DVec3], out: &mut Vec<([u32; 2], [u32; 3])>) {
+        out.clear();
         let s = &self.surface;
         if s.triangles.is_empty() || x.len() != s.particles {
-            self.crossings = 0;
-            return 0;
+            return;
         }
         let mut extent = 0.0;
         let boxes: Vec<Aabb> = s
@@ -1369,41 +1393,20 @@ impl SelfContact {
             .collect();
         self.tri_grid
             .build(boxes, (extent / s.triangles.len() as f64).max(1e-6));
-        self.crossings_in_grid(x)
-    }
-
-    /// [`SelfContact::count_crossings`] with the triangle grid built for `x`.
-    fn crossings_in_grid(&mut self, x: &[DVec3]) -> usize {
-        let s = &self.surface;
-        let mut count = 0;
-        self.crossing_pairs.clear();
         for e in &s.edges {
             let (p, q) = (x[e[0] as usize], x[e[1] as usize]);
             let b = Aabb::EMPTY.grow(p).grow(q);
-            let tangled = &mut self.tangled;
-            let pairs = &mut self.crossing_pairs;
             self.tri_grid.query(&b, |t| {
                 let tri = s.triangles[t as usize];
                 if s.shared(e, &tri) != Shared::Nothing {
-                    // Pairs of the lips are counted on their own ([`LIP_OPEN`]).
                     return;
                 }
                 let [a, b, c] = tri.map(|i| x[i as usize]);
                 if narrow::segment_crosses_triangle(p, q, a, b, c) {
-                    count += 1;
-                    pairs.push((*e, tri));
-                    for i in e.iter().chain(&tri) {
-                        tangled[*i as usize] = true;
-                    }
+                    out.push((*e, tri));
                 }
             });
         }
-        if count > 0 || self.crossings > 0 {
-            // The tangled particles changed: the candidates left out the old ones.
-            self.gathered = false;
-        }
-        self.crossings = count;
-        count
     }
 }
 
