@@ -62,7 +62,7 @@ impl SelfContact {
     /// orders them: pushed at once as well, the fold kept crossings for 4 steps instead of
     /// 1 (19 at most against 16). Once a step's pushes left as many crossings as they
     /// found, the clusters whose halves can be told apart are carried back instead
-    /// ([`SelfContact::separate_halves`]) until the cloth is clean.
+    /// (`SelfContact::separate_halves`) until the cloth is clean.
     pub fn untangle(
         &mut self,
         cloth_edges: (&[[u32; 2]], &[f64]),
