@@ -726,37 +726,50 @@ fn turned_on_over_a_tangled_fold_its_steps_stay_bounded_and_it_untangles() {
 #[test]
 fn switched_on_over_the_folds_tangle_it_untangles() {
     let (mut world, mut script, mut s, substeps) = tangled_fold(30, 200);
-    // One frame; whether a step of it held the whole cloth in one zone.
-    let frame = |world: &mut World, script: &mut DragScript, s: &mut dyn Solver| {
-        let mut whole = false;
-        for _ in 0..substeps {
-            script.before_step(world).unwrap();
-            whole |= world.step(s).unwrap().zone_held_whole;
-        }
-        whole
-    };
-    let start = crossings(&world);
+    switched_on_it_untangles(&mut world, &mut script, s.as_mut(), substeps, 60, 2);
+}
+
+/// Self-collision switched on over `world`'s tangle, run `frames` frames of `substeps`
+/// steps: no step holds the whole cloth in one zone, every strain stays within the
+/// tolerance (from positions), no crossing (counted here) is left from frame `clean_from`
+/// on, and the untangling is over by the end.
+fn switched_on_it_untangles(
+    world: &mut World,
+    script: &mut DragScript,
+    s: &mut dyn Solver,
+    substeps: u32,
+    frames: u32,
+    clean_from: u32,
+) {
+    let start = crossings(world);
+    assert!(
+        start > 0,
+        "the cloth did not cross itself before the switch"
+    );
     world.params.self_collision = true;
     let mut last_crossing = None;
-    for f in 0..60 {
-        let whole = frame(&mut world, &mut script, s.as_mut());
-        assert!(!whole, "frame {f}: one zone held the whole cloth");
-        let strain = common::strain_from_positions(&world);
+    for f in 0..frames {
+        for _ in 0..substeps {
+            script.before_step(world).unwrap();
+            let whole = world.step(s).unwrap().zone_held_whole;
+            assert!(!whole, "frame {f}: one zone held the whole cloth");
+        }
+        let strain = common::strain_from_positions(world);
         assert!(
             strain <= world.params.tolerance * (1.0 + 1e-6),
             "frame {f}: strain {strain:e}"
         );
-        if crossings(&world) > 0 {
+        if crossings(world) > 0 {
             last_crossing = Some(f);
         }
     }
     assert!(
-        last_crossing.is_none_or(|f| f < 2),
+        last_crossing.is_none_or(|f| f < clean_from),
         "still crossing at frame {last_crossing:?} after the switch ({start} at it)"
     );
     assert!(
         !world.self_contact().untangling(),
-        "still untangling after 60 frames"
+        "still untangling after {frames} frames"
     );
     eprintln!("{start} crossings at the switch, the last at frame {last_crossing:?}");
 }
@@ -777,45 +790,11 @@ fn switched_on_over_the_drapes_pleats_it_untangles() {
     let drags = ScenePreset::Drape.script(&world).into_iter().collect();
     let mut script = DragScript::new(drags, world.cloth.len()).unwrap();
     let mut s = SolverKind::Newton.create();
-    let frame = |world: &mut World, script: &mut DragScript, s: &mut dyn Solver| {
-        let mut whole = false;
-        for _ in 0..substeps {
-            script.before_step(world).unwrap();
-            whole |= world.step(s).unwrap().zone_held_whole;
-        }
-        whole
-    };
-    for _ in 0..200 {
-        frame(&mut world, &mut script, s.as_mut());
+    for _ in 0..200 * substeps {
+        script.before_step(&mut world).unwrap();
+        world.step(s.as_mut()).unwrap();
     }
-    let start = crossings(&world);
-    assert!(
-        start > 0,
-        "the drape did not cross itself without self-collision"
-    );
-    world.params.self_collision = true;
-    let mut last_crossing = None;
-    for f in 0..30 {
-        let whole = frame(&mut world, &mut script, s.as_mut());
-        assert!(!whole, "frame {f}: one zone held the whole cloth");
-        let strain = common::strain_from_positions(&world);
-        assert!(
-            strain <= world.params.tolerance * (1.0 + 1e-6),
-            "frame {f}: strain {strain:e}"
-        );
-        if crossings(&world) > 0 {
-            last_crossing = Some(f);
-        }
-    }
-    assert!(
-        last_crossing.is_none_or(|f| f < 3),
-        "still crossing at frame {last_crossing:?} after the switch ({start} at it)"
-    );
-    assert!(
-        !world.self_contact().untangling(),
-        "still untangling after 30 frames"
-    );
-    eprintln!("{start} crossings at the switch, the last at frame {last_crossing:?}");
+    switched_on_it_untangles(&mut world, &mut script, s.as_mut(), substeps, 30, 3);
 }
 
 /// The gather's queries run on the pool's threads in chunks joined in order: the pile,
