@@ -1204,7 +1204,7 @@ impl World {
         let bound = contact::bound::displacement_bounds(surface, x0, &solved.0, inv_mass, reach)?;
         let (mut x, mut v) = solved;
         let ball = self.ball_end;
-        let entry = |_, a, b, t: f64| {
+        let entry = |a, b, t: f64| {
             ball.and_then(|ball| collision::ball_entry(&ball, a, b))
                 .map_or(t, |e| t.min(e))
         };

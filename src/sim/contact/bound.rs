@@ -125,15 +125,16 @@ pub fn displacement_bounds(
 
 /// Move each particle from `x0` towards `x1` by at most its `bound`: `x` and `v` hold the
 /// solve's end state and are cut where it went further, the velocity then the cut
-/// motion over the step `h`. `limit(i, x0, x1, t)` may shorten particle `i`'s share `t`
-/// of its motion further (a collider the straight path enters). The particles cut.
+/// motion over the step `h`. `limit(x0, x1, t)` may shorten a particle's share `t` of its
+/// motion from `x0` to `x1` further (a collider the straight path enters). The particles
+/// cut.
 pub fn move_within(
     x0: &[DVec3],
     x: &mut [DVec3],
     v: &mut [DVec3],
     bound: &[f64],
     h: f64,
-    limit: impl Fn(usize, DVec3, DVec3, f64) -> f64,
+    limit: impl Fn(DVec3, DVec3, f64) -> f64,
 ) -> u32 {
     let mut cut = 0;
     for i in 0..x.len() {
@@ -142,7 +143,7 @@ pub fn move_within(
         if l <= bound[i] {
             continue;
         }
-        let t = limit(i, x0[i], x[i], bound[i] / l).clamp(0.0, 1.0);
+        let t = limit(x0[i], x[i], bound[i] / l).clamp(0.0, 1.0);
         x[i] = x0[i] + d * t;
         v[i] = d * t / h;
         cut += 1;
@@ -198,7 +199,7 @@ mod tests {
         let bound = displacement_bounds(&surface, &x0, &x1, &inv_mass, 0.05).expect("bounds");
         let mut x = x1.clone();
         let mut v = vec![DVec3::ZERO; 2 * n];
-        let cut = move_within(&x0, &mut x, &mut v, &bound, 0.01, |_, _, _, t| t);
+        let cut = move_within(&x0, &mut x, &mut v, &bound, 0.01, |_, _, t| t);
         assert_eq!(cut, 4, "every inner particle is cut");
         for i in inner {
             let rise = x[i].y - x0[i].y;
@@ -243,7 +244,7 @@ mod tests {
         let bound = displacement_bounds(&surface, &x0, &x1, &inv_mass, 0.1).expect("bounds");
         let (mut x, mut v) = (x1.clone(), vec![DVec3::ZERO; 27]);
         assert_eq!(
-            move_within(&x0, &mut x, &mut v, &bound, 0.01, |_, _, _, t| t),
+            move_within(&x0, &mut x, &mut v, &bound, 0.01, |_, _, t| t),
             1
         );
         assert_eq!(x[18..], x1[18..]);
