@@ -584,7 +584,8 @@ fn readouts_section(ui: &mut egui::Ui, state: &SimState) {
             }
             if let Some(cut) = s.zone_bounded {
                 ui.label(format!(
-                    "the contacts' zones would have held the whole cloth: each particle moved                      within its displacement bound instead, {cut} cut short"
+                    "the contacts' zones would have held the whole cloth: each particle moved \
+                     within its displacement bound instead, {cut} cut short"
                 ));
             }
             if s.zone_resolves > 0 || s.zone_cut_short {
