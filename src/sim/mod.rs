@@ -1045,12 +1045,6 @@ impl World {
         let mut before_growth: Option<(Vec<DVec3>, Vec<DVec3>, contact::ZoneState, _)> = None;
         // Whether the contacts' zones, before any growth, held every particle that can move.
         let mut contacts_whole = None;
-        // The solve's end state: where zones would hold the whole of a clean cloth, each
-        // particle moves towards it within its displacement bound instead.
-        let solved = {
-            let p = &self.cloth.particles;
-            (p.x.clone(), p.v.clone())
-        };
         let mut fs = loop {
             let fs = self.with_self_contact(|s, cloth, x, v| s.fail_safe(cloth, x, v, keep));
             keep = true;
@@ -1160,7 +1154,7 @@ impl World {
             // particles allow it. (A growth over the whole cloth, kept only without
             // halvings, stays: bounded there, the app's 30×30 pile ended its frame 40 at
             // a strain of 0.21.)
-            bounded = self.move_within_bounds(solved);
+            bounded = self.move_within_bounds();
             if bounded.is_some() {
                 (fs.zones, fs.particles) = (0, 0);
                 held_whole = false;
@@ -1188,21 +1182,23 @@ impl World {
         false
     }
 
-    /// Move every particle from the step's start towards the solve's end state `solved`
-    /// (positions, velocities) by at most its displacement bound
+    /// Move every particle from the step's start towards the solve's end state the
+    /// fail-safe began from ([`contact::SelfContact::solve_end`]) by at most its
+    /// displacement bound
     /// ([`contact::bound::displacement_bounds`], pairs looked at within twice the longest
     /// rest length), shortened where the straight path enters the ball, and forget the
     /// fail-safe's zones; the particles cut. `None`, and nothing changed, where a static
     /// particle's prescribed motion alone could close a gap, or where the bounds would
     /// hold the whole cloth still (no particle moving [`STILL`] times the reach).
-    fn move_within_bounds(&mut self, solved: (Vec<DVec3>, Vec<DVec3>)) -> Option<u32> {
+    fn move_within_bounds(&mut self) -> Option<u32> {
         let t = &self.cloth.topology;
         let reach = 2.0 * t.rest.iter().copied().fold(0.0, f64::max);
         let p = &self.cloth.particles;
         let (x0, inv_mass) = (&self.saved.x, &p.inv_mass);
         let surface = self.selfc.surface();
-        let bound = contact::bound::displacement_bounds(surface, x0, &solved.0, inv_mass, reach)?;
-        let (mut x, mut v) = solved;
+        let (x1, v1) = self.selfc.solve_end();
+        let bound = contact::bound::displacement_bounds(surface, x0, x1, inv_mass, reach)?;
+        let (mut x, mut v) = (x1.to_vec(), v1.to_vec());
         let ball = self.ball_end;
         let entry = |a, b, t: f64| {
             ball.and_then(|ball| collision::ball_entry(&ball, a, b))

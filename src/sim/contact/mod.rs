@@ -214,6 +214,8 @@ pub struct SelfContact {
     /// The solve's end state at the step's first fail-safe: the strains it left are
     /// what the zones' borders are held to.
     x_reference: Vec<DVec3>,
+    /// The velocities of that state ([`SelfContact::solve_end`]).
+    v_reference: Vec<DVec3>,
     /// The start and end positions the candidates were gathered for, and the margin they
     /// cover.
     reference0: Vec<DVec3>,
@@ -813,6 +815,8 @@ impl SelfContact {
             // The solve's end state: what its strains may be measured against.
             self.x_reference.clear();
             self.x_reference.extend_from_slice(x);
+            self.v_reference.clear();
+            self.v_reference.extend_from_slice(v);
         }
         self.x_solver.clear();
         self.x_solver.extend_from_slice(x);
@@ -1263,6 +1267,11 @@ impl SelfContact {
         self.zoned = state.zoned;
         self.x_solver = state.x_solver;
         self.v_solver = state.v_solver;
+    }
+
+    /// The solve's end state the step's fail-safe began from: positions and velocities.
+    pub fn solve_end(&self) -> (&[DVec3], &[DVec3]) {
+        (&self.x_reference, &self.v_reference)
     }
 
     /// Forget the last fail-safe's zones: the step moved its particles within their
