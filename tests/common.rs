@@ -227,3 +227,31 @@ fn count_crossings_where(
     }
     n
 }
+
+/// [`crossings_by`] with copies of one particle at one place counted as one point: a pair
+/// whose edge and triangle share a particle, or copies of one particle of the uncut cloth
+/// (`Topology::root`) within a billionth of the longest rest length of each other, is
+/// left out; every other pair counts, the two lips of a cut or a tear included once their
+/// copies have parted.
+pub fn crossings_by_points(world: &World, margin: f64) -> usize {
+    let t = &world.cloth.topology;
+    let x = &world.cloth.particles.x;
+    let eps = 1e-9 * t.rest.iter().copied().fold(0.0, f64::max);
+    let mut by_root: std::collections::HashMap<u32, Vec<u32>> = Default::default();
+    for i in 0..x.len() as u32 {
+        by_root.entry(t.root(i)).or_default().push(i);
+    }
+    let point: Vec<u32> = (0..x.len() as u32)
+        .map(|i| {
+            by_root[&t.root(i)]
+                .iter()
+                .copied()
+                .find(|&j| x[j as usize].distance(x[i as usize]) <= eps)
+                .unwrap_or(i)
+        })
+        .collect();
+    count_crossings_where(world, &triangle_edges(world), margin, |e, tri| {
+        let corners = tri.map(|i| point[i as usize]);
+        !e.iter().any(|&i| corners.contains(&point[i as usize]))
+    })
+}

@@ -764,6 +764,28 @@ impl SelfContact {
         crossed
     }
 
+    /// Whether a pair of the lips whose copies lie apart ([`lips_counted_apart`]) crosses
+    /// at `x`: the lips are few, so they are looked at every step, and where one crossed
+    /// the crossings are counted. Such a pair has the fail-safe of any pair from a clean
+    /// start, but from features that met at no distance a step can pass one lip through
+    /// the other where every other pair holds (a cut mesh on itself in a hostile session:
+    /// two lip pairs crossed, and no count looked for 30 steps).
+    fn lips_crossed_apart(&self, x: &[DVec3]) -> bool {
+        let s = &self.surface;
+        if x.len() != s.particles {
+            return false;
+        }
+        let together = LIP_OPEN * self.gap;
+        let x0 = (self.x0.len() == x.len()).then_some(&self.x0[..]);
+        s.lips.iter().any(|l| {
+            lips_counted_apart(s, x, x0, together, &self.lips_crossed, &l.edge, &l.tri) && {
+                let [a, b, c] = l.tri.map(|i| x[i as usize]);
+                let (p, q) = (x[l.edge[0] as usize], x[l.edge[1] as usize]);
+                narrow::segment_crosses_triangle(p, q, a, b, c)
+            }
+        })
+    }
+
     /// [`PairKind::motion_bound`] of a candidate moving from the step's start to `x1`.
     fn motion_bound(&self, c: &Candidate, x1: &[DVec3]) -> f64 {
         c.kind.motion_bound(|k| {
@@ -1301,10 +1323,18 @@ impl SelfContact {
     /// that starts intersection-free and whose every touching pair the fail-safe merged
     /// ends intersection-free (continuous detection over the whole step), so the count is
     /// needed only where the state was not known clean — tangled, just turned on, a new
-    /// cloth — and every [`CHECK_EVERY`] steps as a check of that reasoning.
-    pub fn check_crossings(&mut self, x: &[DVec3]) -> usize {
+    /// cloth — and every [`CHECK_EVERY`] steps as a check of that reasoning; and with
+    /// `zoned`, a step whose fail-safe made zones or moved the cloth within bounds: there
+    /// features met at no distance, where continuous detection is decided by round-off (a
+    /// cut cloth pressed on itself on the ground in a hostile session crossed its lips
+    /// two steps later, and the count, left to [`CHECK_EVERY`], said nothing).
+    pub fn check_crossings(&mut self, x: &[DVec3], zoned: bool) -> usize {
         self.since_count += 1;
-        let crossings = if self.crossings > 0 || self.untangling || self.since_count >= CHECK_EVERY
+        let crossings = if zoned
+            || self.lips_crossed_apart(x)
+            || self.crossings > 0
+            || self.untangling
+            || self.since_count >= CHECK_EVERY
         {
             self.count_crossings(x)
         } else {
@@ -1382,11 +1412,21 @@ impl SelfContact {
     }
 
     /// The (edge, triangle) pairs of the surface that pass through each other at `x`
-    /// (sharing no particle; a cut's lips are counted on their own, [`LIP_OPEN`]), into
-    /// `out`, in the order of the surface's edges.
+    /// (sharing no particle), into `out`, in the order of the surface's edges. A pair on
+    /// the two lips of a cut counts here where its copies are not at one point at `x`,
+    /// unless the lips' own count takes it ([`SelfContact::check_lips`]: copies together
+    /// at the step's start, [`LIP_OPEN`], or among the lips that crossed): lips that
+    /// passed through each other apart — while a solver without self-contact ran, or
+    /// self-collision was off — are a tangle like any other, and are untangled as one.
     fn find_crossings(&mut self, x: &[DVec3], out: &mut Vec<([u32; 2], [u32; 3])>) {
         out.clear();
+        let together = LIP_OPEN * self.gap;
+        let x0 = (self.x0.len() == x.len()).then_some(&self.x0[..]);
+        let lips_crossed = &self.lips_crossed;
         let s = &self.surface;
+        let apart = |e: &[u32; 2], tri: &[u32; 3]| {
+            lips_counted_apart(s, x, x0, together, lips_crossed, e, tri)
+        };
         if s.triangles.is_empty() || x.len() != s.particles {
             return;
         }
@@ -1407,8 +1447,10 @@ impl SelfContact {
             let b = Aabb::EMPTY.grow(p).grow(q);
             self.tri_grid.query(&b, |t| {
                 let tri = s.triangles[t as usize];
-                if s.shared(e, &tri) != Shared::Nothing {
-                    return;
+                match s.shared(e, &tri) {
+                    Shared::Nothing => {}
+                    Shared::Copies if apart(e, &tri) => {}
+                    _ => return,
                 }
                 let [a, b, c] = tri.map(|i| x[i as usize]);
                 if narrow::segment_crosses_triangle(p, q, a, b, c) {
@@ -1417,6 +1459,27 @@ impl SelfContact {
             });
         }
     }
+}
+
+/// Whether a pair of the lips of a cut, edge `e` and triangle `tri`, is counted with the
+/// crossings of any pair ([`SelfContact::find_crossings`]) rather than by the lips' own
+/// count ([`SelfContact::check_lips`]): its copies not at one point at `x`, apart by
+/// `together` ([`LIP_OPEN`] of the gap) at the step's start `x0`, and not among the lips
+/// that crossed (`lips_crossed`).
+fn lips_counted_apart(
+    s: &Surface,
+    x: &[DVec3],
+    x0: Option<&[DVec3]>,
+    together: f64,
+    lips_crossed: &[[u32; 5]],
+    e: &[u32; 2],
+    tri: &[u32; 3],
+) -> bool {
+    let mut set = [e[0], e[1], tri[0], tri[1], tri[2]];
+    set.sort_unstable();
+    s.opening(e, tri, x) > 0.0
+        && x0.is_none_or(|x0| s.opening(e, tri, x0) >= together)
+        && !lips_crossed.contains(&set)
 }
 
 /// Append to `out` the candidates `find(index, item, found)` finds for each of `items`,
