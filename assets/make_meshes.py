@@ -78,12 +78,15 @@ def flag_with_hole(nx=37, ny=25, hole=(0.95, -0.5, 0.22)):
     return [vs[v] for v in used], [tuple(remap[v] for v in f) for f in faces]
 
 
-def tube(segments=40, rows=24, radius=0.3, height=0.9):
-    """An open tube (a skirt) around the y axis, written as quads (the file's own quads are
-    kept as the cloth's quads)."""
+def tube(segments=40, rows=24, waist=0.2, hem=0.5, height=0.9):
+    """A flared skirt around the y axis: an open cone from its waist (radius `waist`, at
+    the top) to its hem (radius `hem`, `height` below), written as quads (the file's own
+    quads are kept as the cloth's quads)."""
     vs = []
     for j in range(rows):
-        y = -height * j / (rows - 1)
+        t = j / (rows - 1)
+        y = -height * t
+        radius = waist + (hem - waist) * t
         for i in range(segments):
             a = 2 * math.pi * i / segments
             vs.append((radius * math.cos(a), y, radius * math.sin(a)))
@@ -119,4 +122,4 @@ if __name__ == "__main__":
     write("assets/square.obj", *square(), "the grid's 30 x 30 square (hanging scene)")
     write("assets/tablecloth.obj", *disc(), "a round tablecloth: 817 vertices in 16 rings")
     write("assets/flag_hole.obj", *flag_with_hole(), "a 1.5 x 1 flag with a round hole")
-    write("assets/skirt.obj", *tube(), "an open tube, 40 segments x 24 rows, as quads")
+    write("assets/skirt.obj", *tube(), "a flared skirt, 40 segments x 24 rows, as quads")

@@ -217,10 +217,9 @@ pub fn scene_drag(scene: ScenePreset, world: &World, frames: u64, far: bool) -> 
                 let i = most(&|p| (p.x, p.y));
                 (i, DVec3::X * 2.0)
             }
-            // The skirt's top rim, lifted 2 m: it is pulled off the ball.
-            ScenePreset::Skirt | ScenePreset::Pile => {
-                (most(&|p| (p.y, -p.x)), DVec3::new(0.0, 2.0, 0.0))
-            }
+            // The skirt's hem, lifted out and up, beyond what its pinned waist lets it reach.
+            ScenePreset::Skirt => (most(&|p| (-p.y, p.x)), DVec3::new(1.5, 1.0, 0.0)),
+            ScenePreset::Pile => (most(&|p| (p.y, -p.x)), DVec3::new(0.0, 2.0, 0.0)),
             ScenePreset::Curtain => (most(&|p| (-p.y, -p.x.abs())), DVec3::new(0.0, -1.0, 1.5)),
             ScenePreset::Fold => {
                 let d = scene.script(world).expect("the fold has a script");

@@ -176,8 +176,8 @@ pub enum ScenePreset {
     Tablecloth,
     /// A flag with a round hole (`assets/flag_hole.obj`) on its pole, in the flag's wind.
     FlagHole,
-    /// An open tube, a skirt (`assets/skirt.obj`, quads), dropped over a ball wider than
-    /// it, on which its rim catches.
+    /// A flared skirt (`assets/skirt.obj`, quads, an open cone) pinned at its waist above
+    /// a ball wider than the waist: it drapes over the ball in folds.
     Skirt,
     /// The grid's own 30×30 square read from `assets/square.obj`, pinned at its two far
     /// corners: the 004 §4 scene as a mesh.
@@ -298,7 +298,8 @@ impl ScenePreset {
         match self {
             ScenePreset::Hanging | ScenePreset::Square => PinSpec::Corners,
             ScenePreset::Curtain | ScenePreset::Tear => PinSpec::TopEdge,
-            ScenePreset::Drape | ScenePreset::Tablecloth | ScenePreset::Skirt => PinSpec::None,
+            ScenePreset::Drape | ScenePreset::Tablecloth => PinSpec::None,
+            ScenePreset::Skirt => PinSpec::TopEdge,
             ScenePreset::Flag | ScenePreset::FlagHole => PinSpec::LeftEdge,
             ScenePreset::CurtainRod => PinSpec::Indices(vec![0]),
             ScenePreset::Pile | ScenePreset::Fold => PinSpec::None,
@@ -549,15 +550,29 @@ impl SceneSpec {
                 params.wind.velocity = DVec3::new(9.0, 0.0, 1.5);
             }
             ScenePreset::Skirt => {
-                // A ball a quarter wider than the tube, its top 0.05 × size below where the
-                // rim first touches it: the rim catches at 0.75 of the tube's radius above
-                // the ball's centre.
-                let (lo, hi) = mesh::bounds(&cloth.particles.x);
-                let r = 0.5 * (hi.x - lo.x);
-                let centre = bottom - 0.05 * self.size - 0.75 * r;
-                let centre = centre - drop_below(&cloth.particles.x, centre, 1.25 * r, self.size);
-                params.ball = Some(Ball::still(DVec3::new(0.0, centre, 0.0), 1.25 * r));
-                params.ground = Some(centre - 1.25 * r - 0.25 * self.size);
+                // A skirt on hips: its waist, the top ring (pinned), above a ball a quarter
+                // wider than the waist, lowered until the waist clears it; the flared skirt
+                // falls onto the ball and drapes over it, its hem, longer than the ball is
+                // round, in folds. Pinned, it stays where the camera looks (dropped over a
+                // ball, a tube tipped over and slid off onto the ground within 2.5 s).
+                let x = &cloth.particles.x;
+                let (lo, hi) = mesh::bounds(x);
+                let eps = 1e-4 * (hi - lo).max_element();
+                let waist: Vec<f64> = x
+                    .iter()
+                    .filter(|p| p.y >= hi.y - eps)
+                    .map(|p| p.with_y(0.0).length())
+                    .collect();
+                let r = waist.iter().sum::<f64>() / waist.len().max(1) as f64;
+                let radius = if r > 1e-3 * self.size {
+                    1.25 * r
+                } else {
+                    0.25 * self.size
+                };
+                let centre = top - radius;
+                let centre = centre - drop_below(x, centre, radius, self.size);
+                params.ball = Some(Ball::still(DVec3::new(0.0, centre, 0.0), radius));
+                params.ground = Some(bottom.min(centre - radius) - 0.25 * self.size);
             }
             ScenePreset::CurtainRod => {}
             ScenePreset::Tear => {
