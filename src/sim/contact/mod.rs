@@ -91,8 +91,16 @@ pub const PRESSED: f64 = 0.1;
 
 /// How far inside (barycentric, and along the edge) an edge of one lip must pass through a
 /// triangle of the other for the fail-safe to take the pair into a zone
-/// ([`SelfContact::fail_safe`]).
-pub const LIP_CROSSED: f64 = 1e-6;
+/// ([`SelfContact::fail_safe`]): a billionth, below which an edge through a triangle's
+/// corner is decided by round-off. At a millionth, an edge of a fresh cut's lip ended
+/// through the other lip beyond any doubt (a billionth of the scale, counted from
+/// positions) in a hostile mesh session, and no zone took it.
+pub const LIP_CROSSED: f64 = 1e-9;
+
+/// Steps after a step whose fail-safe made zones in which the crossings are counted
+/// ([`SelfContact::check_crossings`]): a zone leaves features at no distance, and a step
+/// from there without a zone crossed 6 pairs in a hostile mesh session.
+pub const COUNT_AFTER_ZONES: u32 = 3;
 
 /// Distance at which the fail-safe counts two features as touching (m).
 pub const TOUCH: f64 = 1e-7;
@@ -227,6 +235,9 @@ pub struct SelfContact {
     thickness_hint: f64,
     /// Steps since the crossings were last counted.
     since_count: u32,
+    /// Steps left in which the crossings are counted after a step with zones
+    /// ([`COUNT_AFTER_ZONES`]).
+    after_zones: u32,
     /// Mean length of the surface's edges at the last gather (m).
     mean_edge: f64,
     /// Whether `candidates` (and the triangle grid) belong to this step.
@@ -1324,13 +1335,21 @@ impl SelfContact {
     /// ends intersection-free (continuous detection over the whole step), so the count is
     /// needed only where the state was not known clean — tangled, just turned on, a new
     /// cloth — and every [`CHECK_EVERY`] steps as a check of that reasoning; and with
-    /// `zoned`, a step whose fail-safe made zones or moved the cloth within bounds: there
-    /// features met at no distance, where continuous detection is decided by round-off (a
-    /// cut cloth pressed on itself on the ground in a hostile session crossed its lips
-    /// two steps later, and the count, left to [`CHECK_EVERY`], said nothing).
+    /// `zoned`, a step whose fail-safe made zones or moved the cloth within bounds, and the
+    /// [`COUNT_AFTER_ZONES`] steps after it: there features met at no distance, where
+    /// continuous detection is decided by round-off (a cut cloth pressed on itself on the
+    /// ground in a hostile session crossed its lips two steps later, and the count, left to
+    /// [`CHECK_EVERY`], said nothing).
     pub fn check_crossings(&mut self, x: &[DVec3], zoned: bool) -> usize {
         self.since_count += 1;
+        let after_zones = self.after_zones > 0;
+        self.after_zones = if zoned {
+            COUNT_AFTER_ZONES
+        } else {
+            self.after_zones.saturating_sub(1)
+        };
         let crossings = if zoned
+            || after_zones
             || self.lips_crossed_apart(x)
             || self.crossings > 0
             || self.untangling
