@@ -130,12 +130,21 @@ fn checked_step(
     // `ABUSE_SESSIONS`, one session's).
     if std::env::var("ABUSE_TRACE").is_ok() {
         eprintln!(
-            "{what}: n {n} guarded {guarded} clean {clean} lib {} indep {} / {} (no lips {}) zones {} torn {} sc {} thick {:e}",
+            "{what}: n {n} guarded {guarded} clean {clean} lib {} indep {} / {} (no lips {}) zones {} ({} particles, {} static, split {}, cut short {}) torn {} sc {} thick {:e}",
             stats.crossings,
             crossings_by_points(w, -BEYOND_DOUBT),
             crossings_by_points(w, BEYOND_DOUBT),
             common::crossings_apart_by(w, -BEYOND_DOUBT),
             stats.impact_zones,
+            stats.zone_particles,
+            w.cloth
+                .particles
+                .inv_mass()
+                .iter()
+                .filter(|&&k| k == 0.0)
+                .count(),
+            stats.splits,
+            stats.zone_cut_short,
             stats.torn,
             w.params.self_collision,
             w.params.thickness
@@ -241,7 +250,22 @@ fn checked_step(
         }
         let still = w.cloth.particles.x.iter().zip(&before).all(|(a, b)| a == b);
         let dynamic = inv_mass.iter().any(|&k| k > 0.0);
-        if still && dynamic && (stats.impact_zones > 0 || stats.zone_bounded.is_some()) {
+        // Frozen by the fail-safe: the solve moved the cloth by a thousandth of its longest
+        // rest length or more, and the step left it where it was. A cut cloth lying at rest
+        // flat on the ground, its lips in a zone, is not frozen: the solve moved it 1e-5 m
+        // (a ten-thousandth of its rest length), into the ground that put it back.
+        let (solved, _) = w.self_contact().solve_end();
+        let longest = w.cloth.topology.rest.iter().copied().fold(0.0, f64::max);
+        let solve_moved = solved.len() == before.len()
+            && solved
+                .iter()
+                .zip(&before)
+                .any(|(a, b)| a.distance(*b) > 1e-3 * longest);
+        if still
+            && dynamic
+            && solve_moved
+            && (stats.impact_zones > 0 || stats.zone_bounded.is_some())
+        {
             tally.frozen += 1;
             eprintln!("{what}: the fail-safe froze the whole cloth");
         }

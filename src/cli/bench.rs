@@ -424,6 +424,13 @@ pub fn main(args: BenchArgs) -> ExitCode {
             2,
         );
     }
+    if args.substeps.is_some() {
+        return fail(
+            "--substeps applies to `bench app` only (`bench paper` steps 004 §4's h = 1/30 s)"
+                .into(),
+            2,
+        );
+    }
     let out_dir = args
         .out
         .clone()

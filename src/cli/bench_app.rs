@@ -111,6 +111,8 @@ pub struct Options {
     pub self_collision: bool,
     /// The far drag set (`--far`, [`FAR_DRAG_TIMES`]) instead of the built-in drags.
     pub far: bool,
+    /// Steps per frame for every row (`--substeps`) instead of each solver's default.
+    pub substeps: Option<u32>,
 }
 
 /// The `run` flags of a row, drags aside.
@@ -119,6 +121,7 @@ pub fn row_flags(scene: ScenePreset, n: usize, cfg: &AppConfig, opts: &Options) 
         substeps,
         max_iterations: cap,
     } = config::step_settings(cfg.solver);
+    let substeps = opts.substeps.unwrap_or(substeps);
     let mut f: Vec<String> = [
         "--scene",
         scene.name(),
@@ -802,11 +805,20 @@ pub fn main(args: BenchArgs) -> ExitCode {
     if let Err(e) = prepare_out(&out, &OUTPUTS) {
         return fail(e, 2);
     }
+    if let Some(k) = args.substeps
+        && !(1..=1000).contains(&k)
+    {
+        return fail(
+            format!("--substeps {k}: steps per frame must be in 1..=1000"),
+            2,
+        );
+    }
     let opts = Options {
         frames,
         drags: args.drag.clone(),
         no_taut_lock: args.no_taut_lock,
         far: args.far,
+        substeps: args.substeps,
         threads: args.threads,
         self_collision: true,
     };
@@ -941,6 +953,7 @@ pub fn main(args: BenchArgs) -> ExitCode {
                 substeps,
                 max_iterations,
             } = config::step_settings(cfg.solver);
+            let substeps = args.substeps.unwrap_or(substeps);
             rows.push(AppRow {
                 scene,
                 grid: if scene.is_mesh() { 0 } else { n },

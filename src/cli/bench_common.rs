@@ -71,6 +71,10 @@ pub struct BenchArgs {
     /// interleaved grid by grid), `on` or `off`.
     #[arg(long, default_value = "both", value_parser = ["both", "on", "off"])]
     pub self_collision: String,
+    /// app only: steps per 1/60 s frame for every row, instead of each solver's default
+    /// (Newton 1, the others 10): regimes compared on the same drags (1..=1000).
+    #[arg(long)]
+    pub substeps: Option<u32>,
 }
 
 /// Check every `--drag` against every grid (n×n particles) before anything runs: an error
