@@ -860,6 +860,8 @@ fn bench_drag_outside_a_grid_is_refused() {
     for args in [
         vec!["bench", "app", "--hard-cap", "5", "--grids", "10"],
         vec!["bench", "paper", "--scenes", "hanging", "--grids", "10"],
+        vec!["bench", "paper", "--substeps", "4", "--grids", "10"],
+        vec!["bench", "app", "--substeps", "0", "--grids", "10"],
         vec!["bench", "app", "--scenes", "curtain-rod", "--grids", "10"],
         vec!["bench", "app", "--only", "no-such-solver", "--grids", "10"],
     ] {

@@ -778,6 +778,14 @@ pub fn main(args: BenchArgs) -> ExitCode {
     if let Err(e) = check_grids(&grids).and_then(|()| check_drags(&args.drag, &grids)) {
         return fail(e, 2);
     }
+    if let Some(k) = args.substeps
+        && !(1..=1000).contains(&k)
+    {
+        return fail(
+            format!("--substeps {k}: steps per frame must be in 1..=1000"),
+            2,
+        );
+    }
     let scenes = args.scenes.clone().unwrap_or(SCENES.to_vec());
     if let Some(bad) = scenes.iter().find(|s| !SCENES.contains(s)) {
         let names: Vec<&str> = SCENES.iter().map(|s| s.name()).collect();
@@ -804,14 +812,6 @@ pub fn main(args: BenchArgs) -> ExitCode {
         .unwrap_or_else(|| PathBuf::from("bench-app-out"));
     if let Err(e) = prepare_out(&out, &OUTPUTS) {
         return fail(e, 2);
-    }
-    if let Some(k) = args.substeps
-        && !(1..=1000).contains(&k)
-    {
-        return fail(
-            format!("--substeps {k}: steps per frame must be in 1..=1000"),
-            2,
-        );
     }
     let opts = Options {
         frames,
