@@ -854,16 +854,7 @@ fn hostile_sessions_on_meshes_keep_self_contact_guarantees() {
 /// often than the first sessions' (docs/results.md, "Guarantees under every action").
 #[test]
 fn every_user_action_keeps_the_guarantees_on_grids() {
-    let mut tally = Tally::default();
-    let n = sessions(SESSIONS);
-    for s in first_session()..n {
-        session(0xa11_0000 + 29 * s, &mut tally, Actions::All);
-    }
-    assert!(
-        tally.cuts > 0 && tally.tears > 0,
-        "no cut or tear: the test tests nothing"
-    );
-    tally.report_and_check("grids, every action", n, FOUR_IN_FIVE);
+    every_action_sessions("grids", SESSIONS, (0xa11_0000, 29), random_world);
 }
 
 /// [`every_user_action_keeps_the_guarantees_on_grids`] on small meshes in every scene that
@@ -871,19 +862,26 @@ fn every_user_action_keeps_the_guarantees_on_grids() {
 #[test]
 fn every_user_action_keeps_the_guarantees_on_meshes() {
     const MESH_SESSIONS: u64 = 20;
+    every_action_sessions("meshes", MESH_SESSIONS, (0xa12_0000, 23), random_mesh_world);
+}
+
+/// `sessions` (or `ABUSE_SESSIONS`) sessions with every action, seeded `base + stride · s`,
+/// on worlds `random_world` makes: at least one cut and one tear among them, and what every
+/// set of hostile sessions keeps ([`Tally::report_and_check`]).
+fn every_action_sessions(
+    label: &str,
+    sessions_by_default: u64,
+    (base, stride): (u64, u64),
+    random_world: fn(&mut ChaCha8Rng, &SimParams) -> World,
+) {
     let mut tally = Tally::default();
-    let n = sessions(MESH_SESSIONS);
+    let n = sessions(sessions_by_default);
     for s in first_session()..n {
-        session_on(
-            0xa12_0000 + 23 * s,
-            &mut tally,
-            random_mesh_world,
-            Actions::All,
-        );
+        session_on(base + stride * s, &mut tally, random_world, Actions::All);
     }
     assert!(
         tally.cuts > 0 && tally.tears > 0,
         "no cut or tear: the test tests nothing"
     );
-    tally.report_and_check("meshes, every action", n, FOUR_IN_FIVE);
+    tally.report_and_check(&format!("{label}, every action"), n, FOUR_IN_FIVE);
 }
