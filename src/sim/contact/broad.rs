@@ -1,5 +1,9 @@
-//! Broad phase: a uniform spatial hash over axis-aligned boxes (Teschner et al. 2003,
-//! "Optimized spatial hashing for collision detection of deformable objects").
+//! A uniform spatial hash over axis-aligned boxes (Teschner et al. 2003, "Optimized spatial
+//! hashing for collision detection of deformable objects"), and the box type the broad
+//! phase shares. The crossing count queries it with the edges against the triangles' boxes;
+//! the step's gather was its first user and now walks the surface's patches instead
+//! ([`super::patches`]): a hash has to test a mesh's own neighbours, whose boxes always
+//! touch, whatever the cloth does.
 //!
 //! Why a hash and not a BVH: the boxes are the step's swept bounds of triangles and edges of
 //! a cloth whose elements are all of about one size (a grid's spacing; a garment's mesh is
