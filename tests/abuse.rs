@@ -780,10 +780,9 @@ fn statics_moved(w: &World, x: &[DVec3]) -> bool {
 /// The grid session, of 400 (`ABUSE_SESSIONS=400`), whose contacts' zones, halved as deep
 /// as the step may be, held every free particle of a clean cloth (210 particles, Newton,
 /// four zones); its particles then moved within their displacement bounds instead
-/// (docs/numerics.md, "The fail-safe stays local", repair 9). Since the gather's candidates
-/// are taken in key order (numerics.md, "Detection that costs the curvature"), no session
-/// of 400 with the first actions or 400 with every action reaches that bound; this one
-/// still must not hold the clean cloth whole nor freeze it.
+/// (docs/numerics.md, "The fail-safe stays local", repair 9). Since the gather walks the
+/// surface's patches (numerics.md, "Detection that costs the curvature") this session no
+/// longer reaches that bound; it still must not hold the clean cloth whole nor freeze it.
 #[test]
 fn a_hostile_session_whose_contacts_spanned_the_cloth_is_not_held_whole() {
     let mut tally = Tally::default();

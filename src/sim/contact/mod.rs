@@ -210,6 +210,19 @@ struct Candidate {
     tangled: bool,
 }
 
+impl Candidate {
+    /// Where the candidate comes in the gather's list: vertex–triangle pairs (key
+    /// `vertex << 32 | triangle`) by triangle, then vertex; then edge–edge pairs (key with
+    /// the top bit set) by their edges.
+    fn order(&self) -> u64 {
+        if self.key >> 63 == 0 {
+            (self.key << 32) | (self.key >> 32)
+        } else {
+            self.key
+        }
+    }
+}
+
 /// Self-contact state of a world: the surface, the step's rows, and scratch.
 #[derive(Debug, Clone, Default)]
 pub struct SelfContact {
@@ -243,8 +256,10 @@ pub struct SelfContact {
     /// Each particle's margin: the gather's, or less where a culled patch holds the
     /// particle and keeps its pairs only that far apart ([`patches`]).
     margins: Vec<f64>,
-    /// The culled patches of the last gather and the distance each keeps (scratch).
-    culled: Vec<(u32, f64)>,
+    /// The culled patches of the last gather and the distance each keeps.
+    culled: Vec<([u32; 2], f64)>,
+    /// The margin of the last gather, before the culled patches' margins.
+    margin: f64,
     /// The candidates' start distances are those of an earlier step.
     stale: bool,
     /// The reach of the step's detection: the least margin a gather takes.
@@ -370,6 +385,11 @@ impl SelfContact {
     /// `reach` on the way from the start to `x`: each particle strays from the positions
     /// they were gathered for by δ, and reach + 2δ fits in its margin.
     fn covers(&self, x: &[DVec3], reach: f64) -> bool {
+        self.covers_by(x, reach, |i| self.margins[i])
+    }
+
+    /// [`SelfContact::covers`] with each particle's margin `margin(i)`.
+    fn covers_by(&self, x: &[DVec3], reach: f64, margin: impl Fn(usize) -> f64) -> bool {
         let n = x.len();
         if !self.gathered || n != self.reference.len() || self.margins.len() != n {
             return false;
@@ -381,8 +401,24 @@ impl SelfContact {
         (0..n).all(|i| {
             let d0 = (self.x0[i] - self.reference0[i] - shift0).length();
             let d1 = (x[i] - self.reference[i] - shift1).length();
-            reach + 2.0 * d0.max(d1) <= self.margins[i]
+            reach + 2.0 * d0.max(d1) <= margin(i)
         })
+    }
+
+    /// Whether the candidates still hold every pair that comes within `reach` on the way
+    /// from the start to `x` where they no longer cover it with the culled patches'
+    /// margins ([`SelfContact::covers`]): every particle within what the gather's whole
+    /// margin covers, and every culled patch still keeping its own pairs `reach` apart on
+    /// this sweep (refitted to it). A cloth at rest in a pile drifts past the culled
+    /// patches' small margins step by step; checked again, they hold, and the list is kept
+    /// (a gather every two steps instead of one in twenty-five, measured).
+    fn culled_still_apart(&mut self, x: &[DVec3], reach: f64) -> bool {
+        if self.culled.is_empty() || !self.covers_by(x, reach, |_| self.margin) {
+            return false;
+        }
+        let x0 = &self.x0;
+        self.patches.refit(&self.surface, x0, x, |_| Aabb::EMPTY);
+        self.patches.still_apart(&self.culled, x0, x, reach)
     }
 
     /// The particles that stray at `x` beyond what this step's candidates cover with
@@ -410,7 +446,7 @@ impl SelfContact {
     /// else gathered anew with a margin of `reach` and as much again, plus a quarter of
     /// the mean edge for the steps that follow.
     fn ensure_candidates(&mut self, x1: &[DVec3], inv_mass: &[f64], reach: f64) {
-        if self.covers(x1, reach) {
+        if self.covers(x1, reach) || self.culled_still_apart(x1, reach) {
             if self.stale {
                 let x0 = &self.x0;
                 let pressed = self.pressed();
@@ -512,7 +548,13 @@ impl SelfContact {
         );
         self.patches.refit(s, x0, x1, |t| tri_box(&s.triangles[t]));
         let mut leaf_pairs = std::mem::take(&mut self.leaf_pairs);
-        let mut culled = std::mem::take(&mut self.culled);
+        // The whole gather's culled patches are kept with its candidates; a gather of the
+        // pairs around a few particles keeps its own apart.
+        let mut culled = if near.is_none() {
+            std::mem::take(&mut self.culled)
+        } else {
+            Vec::new()
+        };
         self.patches
             .traverse(x0, x1, inflate, culling, &mut leaf_pairs, &mut culled);
         // Whether an item holds a particle `near` marks (every item without `near`).
@@ -632,25 +674,30 @@ impl SelfContact {
             }
         }
         self.leaf_pairs = leaf_pairs;
-        // In the order of their keys (vertex–triangle pairs by vertex, then edge–edge pairs
-        // by their edges), whatever the hierarchy and the threads: the rows are made and
-        // swept in this order.
-        out.sort_unstable_by_key(|c| c.key);
+        // In one order whatever the hierarchy and the threads — vertex–triangle pairs by
+        // triangle, then by vertex; edge–edge pairs by their edges — the order the hash
+        // gave them in: the rows are made and swept in it.
+        out.sort_unstable_by_key(Candidate::order);
         if near.is_none() {
             // The culled patches' pairs stay only as far apart as each keeps on this
             // sweep: their particles' margins.
             self.margins.clear();
             self.margins.resize(x0.len(), margin);
-            for &(k, g) in &culled {
-                for &t in self.patches.node_triangles(k as usize) {
-                    for &i in &self.surface.triangles[t as usize] {
-                        let m = &mut self.margins[i as usize];
-                        *m = m.min(g);
+            self.margin = margin;
+            for &(nodes, g) in &culled {
+                for k in nodes {
+                    for &t in self.patches.node_triangles(k as usize) {
+                        for &i in &self.surface.triangles[t as usize] {
+                            let m = &mut self.margins[i as usize];
+                            *m = m.min(g);
+                        }
                     }
                 }
             }
         }
-        self.culled = culled;
+        if near.is_none() {
+            self.culled = culled;
+        }
         true
     }
 

@@ -721,8 +721,8 @@ impl Patches {
     /// second) whose elements must be tested: every pair of leaves whose boxes, each grown by
     /// `inflate`, overlap and that no culled node holds both of. A node is culled where its
     /// guard keeps its features at least `least` apart (measured up to `most`): the
-    /// culled nodes, with the distance each keeps, into `culled` (both nodes of a culled
-    /// pair).
+    /// culled nodes, with the distance each keeps, into `culled` (a node as `[k, k]`, two
+    /// culled together as both).
     pub fn traverse(
         &self,
         x0: &[DVec3],
@@ -730,7 +730,7 @@ impl Patches {
         inflate: f64,
         (least, most): (f64, f64),
         out: &mut Vec<[u32; 2]>,
-        culled: &mut Vec<(u32, f64)>,
+        culled: &mut Vec<([u32; 2], f64)>,
     ) {
         out.clear();
         culled.clear();
@@ -747,7 +747,7 @@ impl Patches {
         while let Some(k) = selfs.pop() {
             let node = self.nodes[k as usize];
             if let Some(g) = self.guard(k as usize, x0, x1, least, most) {
-                culled.push((k, g));
+                culled.push(([k, k], g));
                 continue;
             }
             if node.leaf {
@@ -767,8 +767,7 @@ impl Patches {
                 // Two patches that join into one the guard passes: none of their pairs
                 // across (Volino and Magnenat-Thalmann's adjacency test).
                 if let Some(g) = self.union_guard(p as usize, q as usize, x0, x1, least, most) {
-                    culled.push((p, g));
-                    culled.push((q, g));
+                    culled.push(([p, q], g));
                     continue;
                 }
                 match (np.leaf, nq.leaf) {
@@ -803,6 +802,26 @@ impl Patches {
             selfs.push(b);
             selfs.push(a);
         }
+    }
+
+    /// Whether every node (or two together) of `culled`, from a traversal, still keeps its
+    /// features at least `least` apart over the sweep of the last refit.
+    pub fn still_apart(
+        &self,
+        culled: &[([u32; 2], f64)],
+        x0: &[DVec3],
+        x1: &[DVec3],
+        least: f64,
+    ) -> bool {
+        self.fits.len() == self.nodes.len()
+            && culled.iter().all(|&([a, b], _)| {
+                let (a, b) = (a as usize, b as usize);
+                if a == b {
+                    self.guard(a, x0, x1, least, least).is_some()
+                } else {
+                    self.union_guard(a, b, x0, x1, least, least).is_some()
+                }
+            })
     }
 
     /// The leaves (indices) whose boxes, grown by `inflate`, overlap `query`.
