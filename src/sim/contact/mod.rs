@@ -216,7 +216,7 @@ impl Candidate {
     /// the top bit set) by their edges.
     fn order(&self) -> u64 {
         if self.key >> 63 == 0 {
-            (self.key << 32) | (self.key >> 32)
+            self.key.rotate_right(32)
         } else {
             self.key
         }

@@ -734,13 +734,10 @@ impl Patches {
     ) {
         out.clear();
         culled.clear();
-        let Some(root) = self.nodes.len().checked_sub(1) else {
+        let Some(root) = self.fitted_root() else {
             return;
         };
-        if self.fits.len() != self.nodes.len() {
-            return;
-        }
-        let mut selfs = vec![root as u32];
+        let mut selfs = vec![root];
         let mut pairs: Vec<[u32; 2]> = Vec::new();
         // Depth first, each node's own pairs then its children's pairs across, so the list
         // comes out in one order on every run.
@@ -824,16 +821,19 @@ impl Patches {
             })
     }
 
+    /// The root, if there is one and the nodes are refitted.
+    fn fitted_root(&self) -> Option<u32> {
+        let root = self.nodes.len().checked_sub(1)?;
+        (self.fits.len() == self.nodes.len()).then_some(root as u32)
+    }
+
     /// The leaves (indices) whose boxes, grown by `inflate`, overlap `query`.
     pub fn leaves_near(&self, query: &Aabb, inflate: f64, out: &mut Vec<u32>) {
         out.clear();
-        let Some(root) = self.nodes.len().checked_sub(1) else {
+        let Some(root) = self.fitted_root() else {
             return;
         };
-        if self.fits.len() != self.nodes.len() {
-            return;
-        }
-        let mut stack = vec![root as u32];
+        let mut stack = vec![root];
         while let Some(k) = stack.pop() {
             let node = self.nodes[k as usize];
             if !self.fits[k as usize]
