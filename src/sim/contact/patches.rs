@@ -21,7 +21,8 @@
 //!    every vertex's triangles one fan, Euler characteristic 1, each vertex on none or two
 //!    of its contour's edges (derived once per topology);
 //! 2. every triangle's normal over the sweep lies within the node's cone of half-angle
-//!    α < 90° about axis `a`: a triangle's normal (unnormalised) is quadratic in time with
+//!    α < 90° (here below 1.3 rad, where cos α still leaves altitudes worth culling) about
+//!    axis `a`: a triangle's normal (unnormalised) is quadratic in time with
 //!    Bernstein coefficients `n(0)`, `n(0) + ½(e₁ × ḋ₂ + ḋ₁ × e₂)` and `n(1)`, and every
 //!    positive combination of them lies in any cone that holds the three;
 //! 3. every triangle's altitude, projected on the plane across `a`, stays at least `g`:
@@ -39,7 +40,11 @@
 //! `v`, a segment to the other feature either crosses the side opposite `v` of a triangle
 //! at `v` (at least an altitude) or leaves the node and enters it again across the contour
 //! (at least the contour's separation). The gather takes no pair inside a culled node, and
-//! covers the motion with `g` at most ([`super::SelfContact`]).
+//! covers the motion with `g` at most ([`super::SelfContact`]). Two adjacent nodes that
+//! share one path of edges form a disk whose contour is the edges on one of theirs only;
+//! where that union passes the guard, no pair between them is tested either (Volino and
+//! Magnenat-Thalmann's adjacency test), which is what leaves no seam between two culled
+//! siblings whose parent's cone is too wide.
 
 use glam::{DVec2, DVec3};
 use rayon::prelude::*;
