@@ -580,30 +580,41 @@ impl SelfContact {
             let d0 = narrow::pair_distance(kind, &x);
             (d0 - bound <= margin).then_some(d0)
         };
-        let vertex_triangle = |v: u32, t: u32, found: &mut Vec<Candidate>| {
-            let tri = &s.triangles[t as usize];
-            if !(holds_marked(&[v]) || holds_marked(tri))
-                || !vert_box(v).overlaps(&tri_box(tri).inflate(inflate))
-            {
-                return;
-            }
-            let lip = match s.shared(&[v], tri) {
-                Shared::Particle => return,
+        // A candidate for the pair of features `a` and `b` over particles `p`, unless they
+        // share a particle or stay beyond the margin.
+        let pair = |kind: PairKind, a: &[u32], b: &[u32], p: [u32; 4], key: u64| {
+            let lip = match s.shared(a, b) {
+                Shared::Particle => return None,
                 Shared::Copies => true,
                 Shared::Nothing => false,
             };
+            within(kind, &p).map(|d0| Candidate {
+                tangled: out_of_fail_safe(tangled, &p, d0, pressed),
+                kind,
+                p,
+                key,
+                d0,
+                rowed: false,
+                lip,
+            })
+        };
+        // Vertex `v` against triangle `t`, whose box (grown) is `tri_bounds`.
+        let vertex_triangle = |v: u32, t: u32, tri_bounds: &Aabb, found: &mut Vec<Candidate>| {
+            let tri = &s.triangles[t as usize];
+            if !(holds_marked(&[v]) || holds_marked(tri)) || !vert_box(v).overlaps(tri_bounds) {
+                return;
+            }
             let p = [v, tri[0], tri[1], tri[2]];
-            let kind = PairKind::VertexTriangle;
-            if let Some(d0) = within(kind, &p) {
-                found.push(Candidate {
-                    tangled: out_of_fail_safe(tangled, &p, d0, pressed),
-                    kind,
-                    p,
-                    key: (u64::from(v) << 32) | u64::from(t),
-                    d0,
-                    rowed: false,
-                    lip,
-                });
+            let key = (u64::from(v) << 32) | u64::from(t);
+            found.extend(pair(PairKind::VertexTriangle, &[v], tri, p, key));
+        };
+        // Vertices `vs` against triangles `ts`, each triangle's box made once.
+        let vertices_triangles = |vs: &[u32], ts: &[u32], found: &mut Vec<Candidate>| {
+            for &t in ts {
+                let bounds = tri_box(&s.triangles[t as usize]).inflate(inflate);
+                for &v in vs {
+                    vertex_triangle(v, t, &bounds, found);
+                }
             }
         };
         let edge_edge = |i: u32, j: u32, found: &mut Vec<Candidate>| {
@@ -612,36 +623,17 @@ impl SelfContact {
             if !(holds_marked(&lo) || holds_marked(&hi)) || !edge_box(lo).overlaps(&edge_box(hi)) {
                 return;
             }
-            let lip = match s.shared(&lo, &hi) {
-                Shared::Particle => return,
-                Shared::Copies => true,
-                Shared::Nothing => false,
-            };
             // The lower edge first: the motion bound and the distance are taken from the
             // first point.
             let p = [lo[0], lo[1], hi[0], hi[1]];
-            let kind = PairKind::EdgeEdge;
-            if let Some(d0) = within(kind, &p) {
-                found.push(Candidate {
-                    tangled: out_of_fail_safe(tangled, &p, d0, pressed),
-                    kind,
-                    p,
-                    key: (1 << 63) | (u64::from(i) << 32) | u64::from(j),
-                    d0,
-                    rowed: false,
-                    lip,
-                });
-            }
+            let key = (1 << 63) | (u64::from(i) << 32) | u64::from(j);
+            found.extend(pair(PairKind::EdgeEdge, &lo, &hi, p, key));
         };
         let patches = &self.patches;
         gather_in_order(&leaf_pairs, out, |_, &[a, b], found| {
             let (a, b) = (a as usize, b as usize);
             if a == b {
-                for &v in patches.leaf_vertices(a) {
-                    for &t in patches.leaf_triangles(a) {
-                        vertex_triangle(v, t, found);
-                    }
-                }
+                vertices_triangles(patches.leaf_vertices(a), patches.leaf_triangles(a), found);
                 let edges = patches.leaf_edges(a);
                 for (k, &e) in edges.iter().enumerate() {
                     for &f in &edges[k + 1..] {
@@ -650,11 +642,7 @@ impl SelfContact {
                 }
             } else {
                 for (p, q) in [(a, b), (b, a)] {
-                    for &v in patches.leaf_vertices(p) {
-                        for &t in patches.leaf_triangles(q) {
-                            vertex_triangle(v, t, found);
-                        }
-                    }
+                    vertices_triangles(patches.leaf_vertices(p), patches.leaf_triangles(q), found);
                 }
                 for &e in patches.leaf_edges(a) {
                     for &f in patches.leaf_edges(b) {
@@ -668,9 +656,7 @@ impl SelfContact {
         for &v in &patches.isolated {
             patches.leaves_near(&vert_box(v), inflate, &mut near_leaves);
             for &k in &near_leaves {
-                for &t in patches.leaf_triangles(k as usize) {
-                    vertex_triangle(v, t, out);
-                }
+                vertices_triangles(&[v], patches.leaf_triangles(k as usize), out);
             }
         }
         self.leaf_pairs = leaf_pairs;
@@ -694,8 +680,6 @@ impl SelfContact {
                     }
                 }
             }
-        }
-        if near.is_none() {
             self.culled = culled;
         }
         true

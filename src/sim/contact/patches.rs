@@ -46,6 +46,8 @@
 //! Magnenat-Thalmann's adjacency test), which is what leaves no seam between two culled
 //! siblings whose parent's cone is too wide.
 
+use std::borrow::Cow;
+
 use glam::{DVec2, DVec3};
 use rayon::prelude::*;
 
@@ -294,13 +296,7 @@ impl Patches {
             let (contour, shared_edges) = symmetric_difference(&a.contour, &b.contour);
             let shared_edges = shared_edges as u32;
             // Vertices on both children are on both contours.
-            let mut va: Vec<u32> = a.contour.iter().flatten().copied().collect();
-            let mut vb: Vec<u32> = b.contour.iter().flatten().copied().collect();
-            va.sort_unstable();
-            va.dedup();
-            vb.sort_unstable();
-            vb.dedup();
-            let shared_verts = va.iter().filter(|v| vb.binary_search(v).is_ok()).count() as u32;
+            let shared_verts = shared_vertices(&a.contour, &b.contour) as u32;
             Build {
                 size: a.size + b.size,
                 verts: a.verts + b.verts - shared_verts,
@@ -662,17 +658,18 @@ impl Patches {
     fn guard(&self, k: usize, x0: &[DVec3], x1: &[DVec3], least: f64, most: f64) -> Option<f64> {
         let node = self.nodes[k];
         let fit = self.fits[k];
-        if !node.disk || fit.cone.angle >= WIDEST || !above(least, 0.0) {
-            return None;
-        }
-        let altitude = fit.h3 * fit.cone.angle.cos();
-        if !at_least(altitude, least) {
+        if !node.disk {
             return None;
         }
         let contour = &self.contour[node.c_first as usize..node.c_end as usize];
-        let apart = contour_apart(contour, fit.cone.axis, x0, x1, most)?;
-        let g = altitude.min(apart).min(most);
-        (g >= least).then_some(g)
+        kept_apart(
+            fit.cone,
+            fit.h3,
+            || Some(Cow::Borrowed(contour)),
+            (x0, x1),
+            least,
+            most,
+        )
     }
 
     /// [`Patches::guard`] of the union of nodes `a` and `b`, two disks that share one path
@@ -688,38 +685,25 @@ impl Patches {
     ) -> Option<f64> {
         let (na, nb) = (self.nodes[a], self.nodes[b]);
         let (fa, fb) = (self.fits[a], self.fits[b]);
-        if !na.disk || !nb.disk || !above(least, 0.0) {
-            return None;
-        }
-        let cone = fa.cone.merge(fb.cone);
-        if cone.angle >= WIDEST {
-            return None;
-        }
-        let altitude = fa.h3.min(fb.h3) * cone.angle.cos();
-        if !at_least(altitude, least) {
+        if !na.disk || !nb.disk {
             return None;
         }
         let ca = &self.contour[na.c_first as usize..na.c_end as usize];
         let cb = &self.contour[nb.c_first as usize..nb.c_end as usize];
-        let (contour, shared_edges) = symmetric_difference(ca, cb);
-        if shared_edges == 0 {
-            return None;
-        }
-        let vertices = |c: &[[u32; 2]]| {
-            let mut v: Vec<u32> = c.iter().flatten().copied().collect();
-            v.sort_unstable();
-            v.dedup();
-            v
+        let union = || {
+            let (contour, shared_edges) = symmetric_difference(ca, cb);
+            // One path in common: the union's Euler characteristic is 1 + 1 − 1.
+            (shared_edges > 0 && shared_vertices(ca, cb) == shared_edges + 1 && two_each(&contour))
+                .then_some(Cow::Owned(contour))
         };
-        let (va, vb) = (vertices(ca), vertices(cb));
-        let shared_vertices = va.iter().filter(|v| vb.binary_search(v).is_ok()).count();
-        // One path in common: the union's Euler characteristic is 1 + 1 − 1.
-        if shared_vertices != shared_edges + 1 || !two_each(&contour) {
-            return None;
-        }
-        let apart = contour_apart(&contour, cone.axis, x0, x1, most)?;
-        let g = altitude.min(apart).min(most);
-        (g >= least).then_some(g)
+        kept_apart(
+            fa.cone.merge(fb.cone),
+            fa.h3.min(fb.h3),
+            union,
+            (x0, x1),
+            least,
+            most,
+        )
     }
 
     /// The pairs of leaves (indices into [`Patches::leaves`], the first not after the
@@ -945,6 +929,41 @@ fn contour_apart(
         }
     }
     Some(apart)
+}
+
+/// The guard's distance for a disk with cone `cone`, least `h₃` of its triangles `h3`, and
+/// the contour `contour` gives (none: no disk), if at least `least` ([`Patches::guard`]):
+/// the cheap tests first, the contour last.
+fn kept_apart<'a>(
+    cone: Cone,
+    h3: f64,
+    contour: impl FnOnce() -> Option<Cow<'a, [[u32; 2]]>>,
+    (x0, x1): (&[DVec3], &[DVec3]),
+    least: f64,
+    most: f64,
+) -> Option<f64> {
+    if cone.angle >= WIDEST || !above(least, 0.0) {
+        return None;
+    }
+    let altitude = h3 * cone.angle.cos();
+    if !at_least(altitude, least) {
+        return None;
+    }
+    let apart = contour_apart(&contour()?, cone.axis, x0, x1, most)?;
+    let g = altitude.min(apart).min(most);
+    (g >= least).then_some(g)
+}
+
+/// How many vertices the contours `a` and `b` share.
+fn shared_vertices(a: &[[u32; 2]], b: &[[u32; 2]]) -> usize {
+    let vertices = |c: &[[u32; 2]]| {
+        let mut v: Vec<u32> = c.iter().flatten().copied().collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let (va, vb) = (vertices(a), vertices(b));
+    va.iter().filter(|v| vb.binary_search(v).is_ok()).count()
 }
 
 /// The edges of sorted lists `a` and `b` that are on one only, sorted, and how many are on
