@@ -3,11 +3,11 @@
 //! substeps and iteration cap from here, so what the README promises for "the default" is
 //! what each of them runs.
 //!
-//! Why these values (docs/numerics.md, "One default"; docs/results.md): Newton with
-//! geometric stiffness is the one solver measured to hold 1e-4 in every step of the app's
-//! hanging cloth at 1/60 s, also while a drag pulls it beyond reach (240 frames, 0 steps
-//! over tolerance); the iterative method, strips and the SLE cap or crawl there in the
-//! steps where the hand pulls the cloth taut.
+//! Why these values (docs/numerics.md, "One default"; docs/results.md): with self-collision
+//! on, strips (002) at four steps a frame are the fastest solver measured on every grid
+//! scene under the bench's drags beyond reach, and Newton with geometric stiffness at one
+//! step on the meshes; both hold 1e-4 in every step there, where the iterative method caps
+//! or crawls in the steps the hand pulls the cloth taut.
 
 use crate::sim::{ScenePreset, SolverKind};
 
@@ -20,8 +20,24 @@ pub const SCENE: ScenePreset = ScenePreset::Hanging;
 /// Particles per side of the default grid.
 pub const GRID: usize = 30;
 
-/// The default solver.
-pub const SOLVER: SolverKind = SolverKind::Newton;
+/// The solver a cloth opens with unless one is asked for: strips on a grid, Newton on a
+/// mesh (a scene's own or one read with `--mesh`).
+///
+/// Measured with self-collision on (the default) under each scene's drag beyond reach, 30×30
+/// at 1e-4, ms of simulation per 1/60 s frame (docs/numerics.md, "One default
+/// configuration"): strips at four steps a frame against Newton at one, hanging 21 / 27,
+/// drape 42 / 202, flag 7 / 50, pile 42 / 103, fold 16 / 43, curtain 4 / 3; on the meshes,
+/// whose strips are the paths of a cover rather than rows and columns, Newton stays ahead on
+/// the tablecloth (59 / 124) — every row within the tolerance in every step. Smaller steps
+/// keep the contact rows, linearised at a step's start, nearly linear, and the candidates a
+/// gather finds valid over more of them.
+pub fn solver(scene: ScenePreset, mesh: bool) -> SolverKind {
+    if mesh || scene.is_mesh() {
+        SolverKind::Newton
+    } else {
+        SolverKind::Strips
+    }
+}
 
 /// The default tolerance (largest relative strain |d − L|/L a step may leave), for every
 /// solver: a tenth of a millimetre on a metre of cloth.
@@ -56,23 +72,22 @@ pub struct StepSettings {
 }
 
 /// The step settings of `solver`, measured on the app's scenes with their drags beyond
-/// reach (30×30, 1e-4, ms per 1/60 s frame, one step against ten substeps; docs/numerics.md,
-/// "One default configuration"): Newton takes a frame in one step (5.6 against 20.7 ms: its
-/// cost per step hardly depends on h); strips and the SLE take ten (strips 11.5 → 6.6 on the
-/// hanging cloth, 98.6 → 16.6 on the drape, 17.5 → 10.2 on the flag, equal on the curtain;
-/// the SLE 14.7 → 10.5, 89.7 → 16.0, 21.1 → 10.2, but 3.0 → 8.4 on the curtain), as do the
-/// iterative method (one step: 400 ms and 223 of 240 frames over the tolerance) and the two
-/// baselines (Verlet and the strain limits are explicit about stretch). No cap: the
-/// tolerance decides when a pass ends, and the panel says when the safety cap cut a pass
-/// short.
+/// reach (30×30, 1e-4, ms per 1/60 s frame; docs/numerics.md, "One default
+/// configuration"): Newton takes a frame in one step (5.6 against 20.7 ms at ten: its cost
+/// per step hardly depends on h); strips take four (with self-collision on, against ten:
+/// hanging 21 / 58, drape 42 / 110, flag 7 / 36, pile 42 / 82; against two: 36, 63, 12, 67);
+/// the SLE takes ten (14.7 → 10.5 on the hanging cloth, 89.7 → 16.0 on the drape, 21.1 →
+/// 10.2 on the flag, but 3.0 → 8.4 on the curtain), as do the iterative method (one step:
+/// 400 ms and 223 of 240 frames over the tolerance) and the two baselines (Verlet and the
+/// strain limits are explicit about stretch). No cap: the tolerance decides when a pass
+/// ends, and the panel says when the safety cap cut a pass short.
 pub fn step_settings(solver: SolverKind) -> StepSettings {
     let substeps = match solver {
         SolverKind::Newton => 1,
-        SolverKind::Strips
-        | SolverKind::Sle
-        | SolverKind::Iterative
-        | SolverKind::Verlet
-        | SolverKind::StrainLimit => 10,
+        SolverKind::Strips => 4,
+        SolverKind::Sle | SolverKind::Iterative | SolverKind::Verlet | SolverKind::StrainLimit => {
+            10
+        }
     };
     StepSettings {
         substeps,

@@ -995,7 +995,7 @@ fn a_step_the_fail_safe_would_take_whole_is_halved() {
         let mut world = build_world(&args).unwrap();
         world.params.max_splits = max_splits;
         let mut script = DragScript::new(args.drag.clone(), world.cloth.len()).unwrap();
-        let mut s = args.solver.create();
+        let mut s = args.solver().create();
         let (mut whole, mut splits, mut planned) = (0, 0, 0);
         let mut last_split = false;
         for f in 1..=42u32 {

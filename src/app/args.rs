@@ -21,9 +21,10 @@ pub struct AppArgs {
     /// Which edges of a mesh are distance constraints: quads or all-edges.
     #[arg(long, default_value_t = crate::sim::mesh::ConstraintChoice::Quads, value_parser = crate::cli::constraint_choice)]
     pub constraints: crate::sim::mesh::ConstraintChoice,
-    /// Starting solver: iterative, sle, verlet, strips, strain-limit, newton.
-    #[arg(long, default_value_t = config::SOLVER)]
-    pub solver: SolverKind,
+    /// Starting solver: iterative, sle, verlet, strips, strain-limit, newton [default: the
+    /// scene's: strips on a grid, newton on a mesh; a new scene then opens with its own].
+    #[arg(long)]
+    pub solver: Option<SolverKind>,
     /// Starting tolerance (relative strain) [default: 1e-4].
     #[arg(long, allow_hyphen_values = true, value_parser = positive)]
     pub tolerance: Option<f64>,
@@ -50,4 +51,12 @@ pub struct AppArgs {
     /// Print a JSON summary of the session on exit (for tests).
     #[arg(long)]
     pub summary: bool,
+}
+
+impl AppArgs {
+    /// The starting solver: `--solver`, else the scene's ([`config::solver`]).
+    pub fn solver(&self) -> SolverKind {
+        self.solver
+            .unwrap_or(config::solver(self.scene, self.mesh.is_some()))
+    }
 }

@@ -95,8 +95,11 @@ pub fn run(args: AppArgs) -> ExitCode {
         }
     }
     let dt = params.dt;
-    let state = match SimState::new(scene, params, args.solver) {
-        Ok(s) => s,
+    let state = match SimState::new(scene, params, args.solver()) {
+        Ok(mut s) => {
+            s.solver_chosen = args.solver.is_some();
+            s
+        }
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
@@ -160,7 +163,7 @@ pub fn run(args: AppArgs) -> ExitCode {
 /// what the flags leave out — the same as `impulse-cloth run` with the same scene, grid,
 /// solver and tolerance (unit-tested below).
 pub fn launch_setup(args: &AppArgs) -> (SceneSpec, SimParams) {
-    let settings = config::step_settings(args.solver);
+    let settings = config::step_settings(args.solver());
     let params = SimParams {
         dt: config::FRAME / settings.substeps as f64,
         tolerance: args.tolerance.unwrap_or(config::TOLERANCE),

@@ -88,6 +88,9 @@ pub struct SimState {
     pub script: Option<DragScript>,
     /// Mesh edges cut since the scene was built (shift + drag, [`SimState::cut`]).
     pub cut_edges: usize,
+    /// The user chose the solver (`--solver` or the panel): a new scene keeps it. Until
+    /// then every scene opens with its own ([`crate::config::solver`]).
+    pub solver_chosen: bool,
 }
 
 /// The scripted drag of the scene `world` was built from, if it has one.
@@ -139,6 +142,7 @@ impl SimState {
             steps_over_tolerance: 0,
             script,
             cut_edges: 0,
+            solver_chosen: false,
         })
     }
 

@@ -406,7 +406,7 @@ pub fn measure(
     let mut world = build_world(args)?;
     let mut script = DragScript::new(args.drag.clone(), world.cloth.len())
         .map_err(|e| format!("--drag: {e}"))?;
-    let mut solver = args.solver.create();
+    let mut solver = args.solver().create();
     let tolerance = world.params.tolerance;
     // In f64 ms: a `Duration` of a huge `--budget-ms` times the frames would overflow.
     let budget = budget_ms * args.steps as f64;

@@ -72,7 +72,7 @@ pub struct BenchArgs {
     #[arg(long, default_value = "both", value_parser = ["both", "on", "off"])]
     pub self_collision: String,
     /// app only: steps per 1/60 s frame for every row, instead of each solver's default
-    /// (Newton 1, the others 10): regimes compared on the same drags (1..=1000).
+    /// (Newton 1, strips 4, the others 10): regimes compared on the same drags (1..=1000).
     #[arg(long)]
     pub substeps: Option<u32>,
 }

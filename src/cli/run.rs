@@ -38,9 +38,10 @@ pub struct RunArgs {
     /// Total mass, kg.
     #[arg(long, allow_hyphen_values = true, default_value_t = 0.2, value_parser = positive)]
     pub mass: f64,
-    /// Solver: iterative, sle, verlet, strips, strain-limit, newton.
-    #[arg(long, default_value_t = config::SOLVER)]
-    pub solver: SolverKind,
+    /// Solver: iterative, sle, verlet, strips, strain-limit, newton [default: the scene's,
+    /// as in the app: strips on a grid, newton on a mesh].
+    #[arg(long)]
+    pub solver: Option<SolverKind>,
     /// Allowed relative strain |d−L|/L [default: 1e-4].
     #[arg(long, allow_hyphen_values = true, value_parser = positive)]
     pub tolerance: Option<f64>,
@@ -76,7 +77,7 @@ pub struct RunArgs {
           value_parser = clap::value_parser!(u64).range(0..=MAX_STEPS))]
     pub steps: u64,
     /// Split every step into this many substeps of dt/K (statistics are per step)
-    /// [default: the solver's, as in the app: 1 for newton, 10 otherwise].
+    /// [default: the solver's, as in the app: 1 for newton, 4 for strips, 10 otherwise].
     #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub substeps: Option<u32>,
     /// Random seed for the initial velocities.
@@ -186,16 +187,22 @@ impl RunArgs {
         self.tolerance.unwrap_or(config::TOLERANCE)
     }
 
+    /// The solver: `--solver`, else the scene's ([`config::solver`]).
+    pub fn solver(&self) -> SolverKind {
+        self.solver
+            .unwrap_or(config::solver(self.scene, self.mesh.is_some()))
+    }
+
     /// Substeps per step: `--substeps`, else the solver's ([`config::step_settings`]).
     pub fn substeps(&self) -> u32 {
         self.substeps
-            .unwrap_or(config::step_settings(self.solver).substeps)
+            .unwrap_or(config::step_settings(self.solver()).substeps)
     }
 
     /// Iteration cap: `--max-iterations`, else the solver's ([`config::step_settings`]).
     pub fn max_iterations(&self) -> u32 {
         self.max_iterations
-            .unwrap_or(config::step_settings(self.solver).max_iterations)
+            .unwrap_or(config::step_settings(self.solver()).max_iterations)
     }
 
     /// Slack: `--slack`, else the scene's ([`config::slack`]).
@@ -729,12 +736,12 @@ pub fn simulate(
     mut world: World,
     progress: Option<&indicatif::ProgressBar>,
 ) -> Report {
-    let mut solver = args.solver.create();
+    let mut solver = args.solver().create();
     let mut drags = DragScript::new(run_drags(args, &world), world.cloth.len())
         .expect("build_world checked the drags");
     let topo = &world.cloth.topology;
     let mut report = Report {
-        solver: args.solver,
+        solver: args.solver(),
         scene: args.scene,
         grid: topo.grid.map(|g| [g.width, g.height]),
         mesh: mesh_name(args),
@@ -773,7 +780,7 @@ pub fn simulate(
         locked_particles: 0,
         error: None,
         final_positions: vec![],
-        strain_limit: (args.solver == SolverKind::StrainLimit).then(|| LimitSummary {
+        strain_limit: (args.solver() == SolverKind::StrainLimit).then(|| LimitSummary {
             stretch: world.params.strain_limits.stretch,
             compress: world.params.strain_limits.compress,
             passes: world.params.strain_limits.passes,

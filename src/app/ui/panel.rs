@@ -38,7 +38,11 @@ impl Default for PanelState {
             grid_h: 30,
             show_help: false,
             show_overlay: true,
-            substeps: crate::config::step_settings(crate::config::SOLVER).substeps,
+            substeps: crate::config::step_settings(crate::config::solver(
+                crate::config::SCENE,
+                false,
+            ))
+            .substeps,
         }
     }
 }
@@ -131,7 +135,7 @@ fn panel(
                     ui.separator();
                     solver_section(ui, state, &mut panel, &mut fixed);
                     ui.separator();
-                    scene_section(ui, state, &mut panel);
+                    scene_section(ui, state, &mut panel, &mut fixed);
                     time_section(ui, state, &mut panel, &mut fixed);
                     ui.separator();
                     springs_section(ui, &mut state.world.params);
@@ -205,13 +209,8 @@ fn solver_section(
             }
         });
     if kind != state.kind {
-        state.set_solver(kind);
-        let settings = crate::config::step_settings(kind);
-        let p = &mut state.world.params;
-        let hz = (1.0 / (p.dt * panel.substeps as f64)).round();
-        (panel.substeps, p.dt) = frame_step(hz, settings.substeps);
-        p.max_iterations = settings.max_iterations;
-        fixed.set_timestep_seconds(p.dt);
+        state.solver_chosen = true;
+        switch_solver(state, panel, fixed, kind);
     }
     let p = &mut state.world.params;
     param_slider(ui, &params::TOLERANCE, &mut p.tolerance);
@@ -229,8 +228,31 @@ fn solver_section(
         );
 }
 
-/// Preset, grid, size, mass and slack; a change rebuilds the scene.
-fn scene_section(ui: &mut egui::Ui, state: &mut SimState, panel: &mut PanelState) {
+/// Switch to `kind` with its step settings: its substeps at the current frame rate and its
+/// cap ([`crate::config::step_settings`]).
+fn switch_solver(
+    state: &mut SimState,
+    panel: &mut PanelState,
+    fixed: &mut Time<Fixed>,
+    kind: SolverKind,
+) {
+    state.set_solver(kind);
+    let settings = crate::config::step_settings(kind);
+    let p = &mut state.world.params;
+    let hz = (1.0 / (p.dt * panel.substeps as f64)).round();
+    (panel.substeps, p.dt) = frame_step(hz, settings.substeps);
+    p.max_iterations = settings.max_iterations;
+    fixed.set_timestep_seconds(p.dt);
+}
+
+/// Preset, grid, size, mass and slack; a change rebuilds the scene. Until the user chooses
+/// a solver, a new scene opens with its own ([`crate::config::solver`]).
+fn scene_section(
+    ui: &mut egui::Ui,
+    state: &mut SimState,
+    panel: &mut PanelState,
+    fixed: &mut Time<Fixed>,
+) {
     ui.heading("Scene");
     let mut preset = state.scene.preset;
     egui::ComboBox::from_id_salt("preset")
@@ -331,8 +353,15 @@ fn scene_section(ui: &mut egui::Ui, state: &mut SimState, panel: &mut PanelState
                 other => other.clone(),
             };
         }
-        if let Err(e) = state.rebuild(scene) {
-            state.error = Some(e.to_string());
+        match state.rebuild(scene) {
+            Ok(()) if !state.solver_chosen => {
+                let kind = crate::config::solver(preset, state.scene.mesh.is_some());
+                if kind != state.kind {
+                    switch_solver(state, panel, fixed, kind);
+                }
+            }
+            Ok(()) => {}
+            Err(e) => state.error = Some(e.to_string()),
         }
     }
 }
