@@ -146,6 +146,13 @@ impl SimState {
         })
     }
 
+    /// The solver the current scene opens with ([`crate::config::solver`]), where the user
+    /// has not chosen one and it is not the active one: what a rebuild switches to.
+    pub fn scene_solver(&self) -> Option<SolverKind> {
+        let k = crate::config::solver(self.scene.preset, self.scene.mesh.is_some());
+        (!self.solver_chosen && k != self.kind).then_some(k)
+    }
+
     /// Switch solver; the cloth keeps its state.
     pub fn set_solver(&mut self, kind: SolverKind) {
         if kind != self.kind {
@@ -347,5 +354,28 @@ mod tests {
         assert_eq!(s.world.params.tear_strength, Some(3.0));
         s.rebuild(spec(ScenePreset::Tear)).unwrap();
         assert_eq!(s.world.params.tear_strength, Some(TEAR_SCENE_STRENGTH));
+    }
+
+    /// Until the user chooses a solver, a new scene asks for its own: strips on a grid,
+    /// Newton on a mesh; once chosen, the choice stays across scenes.
+    #[test]
+    fn a_new_scene_opens_with_its_solver_until_one_is_chosen() {
+        let spec = |p| SceneSpec::new(p, 8, 8);
+        let mut s = SimState::new(
+            spec(ScenePreset::Hanging),
+            SimParams::default(),
+            crate::config::solver(ScenePreset::Hanging, false),
+        )
+        .unwrap();
+        assert_eq!(s.scene_solver(), None);
+        s.rebuild(spec(ScenePreset::Tablecloth)).unwrap();
+        assert_eq!(s.scene_solver(), Some(SolverKind::Newton));
+        s.set_solver(SolverKind::Newton);
+        s.rebuild(spec(ScenePreset::Drape)).unwrap();
+        assert_eq!(s.scene_solver(), Some(SolverKind::Strips));
+        s.solver_chosen = true;
+        s.rebuild(spec(ScenePreset::Skirt)).unwrap();
+        s.rebuild(spec(ScenePreset::Flag)).unwrap();
+        assert_eq!(s.scene_solver(), None, "the user's choice stays");
     }
 }

@@ -354,13 +354,11 @@ fn scene_section(
             };
         }
         match state.rebuild(scene) {
-            Ok(()) if !state.solver_chosen => {
-                let kind = crate::config::solver(preset, state.scene.mesh.is_some());
-                if kind != state.kind {
+            Ok(()) => {
+                if let Some(kind) = state.scene_solver() {
                     switch_solver(state, panel, fixed, kind);
                 }
             }
-            Ok(()) => {}
             Err(e) => state.error = Some(e.to_string()),
         }
     }
