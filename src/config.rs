@@ -28,7 +28,8 @@ pub const GRID: usize = 30;
 /// configuration"): strips at four steps a frame against Newton at one, hanging 21 / 27,
 /// drape 42 / 202, flag 7 / 50, pile 42 / 103, fold 16 / 43, curtain 4 / 3; on the meshes,
 /// whose strips are the paths of a cover rather than rows and columns, Newton stays ahead on
-/// the tablecloth (59 / 124) — every row within the tolerance in every step. Smaller steps
+/// the tablecloth (strips 124 against Newton's 59) — every row within the tolerance in every
+/// step. Smaller steps
 /// keep the contact rows, linearised at a step's start, nearly linear, and the candidates a
 /// gather finds valid over more of them.
 pub fn solver(scene: ScenePreset, mesh: bool) -> SolverKind {
@@ -74,8 +75,9 @@ pub struct StepSettings {
 /// The step settings of `solver`, measured on the app's scenes with their drags beyond
 /// reach (30×30, 1e-4, ms per 1/60 s frame; docs/numerics.md, "One default
 /// configuration"): Newton takes a frame in one step (5.6 against 20.7 ms at ten: its cost
-/// per step hardly depends on h); strips take four (with self-collision on, against ten:
-/// hanging 21 / 58, drape 42 / 110, flag 7 / 36, pile 42 / 82; against two: 36, 63, 12, 67);
+/// per step hardly depends on h); strips take four (with self-collision on: hanging 21,
+/// drape 42, flag 7, pile 42; at two 36, 63, 12, 67; at eight 26, 56, 10, 39; ten, measured
+/// before the patches' gather, was slower than four on every grid scene);
 /// the SLE takes ten (14.7 → 10.5 on the hanging cloth, 89.7 → 16.0 on the drape, 21.1 →
 /// 10.2 on the flag, but 3.0 → 8.4 on the curtain), as do the iterative method (one step:
 /// 400 ms and 223 of 240 frames over the tolerance) and the two baselines (Verlet and the
