@@ -270,9 +270,10 @@ fn checked_step(
             eprintln!("{what}: the fail-safe froze the whole cloth");
         }
     }
-    // A split step ran as at most 1 + 2·splits attempts, each within the bounds of one
+    // A split step ran as at most 1 + 2·splits attempts (one more each time the hand
+    // yielded), each within the bounds of one
     // step; each level of halving at most once, and once more where its halves crossed.
-    let attempts = 1 + 2 * stats.splits;
+    let attempts = 1 + 2 * stats.splits + stats.hand_yields;
     assert!(
         stats.splits <= 2 * (2u32.pow(w.params.max_splits) - 1),
         "{what}: {} splits",

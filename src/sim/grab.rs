@@ -18,6 +18,12 @@
 //!    inside where it stopped ([`Reach::learn`]), so the hand rests with the cloth slightly
 //!    slack instead of pressing it taut every step (a taut chain between two fixed ends
 //!    makes the constraint problem degenerate, see [`super::taut`]).
+//!    Where the pins pull against each other around the hand (the skirt's waist, a ring
+//!    of pins) the balls can let it go where the cloth only follows taut, or not at all;
+//!    a step of the hand's pull whose passes jumped beyond [`HAND_WORK`] sweeps, or ran to
+//!    their cap, marks a stop there: the goal stays behind the plane across that
+//!    motion until the target comes back behind it ([`Reach::stop`]), and a capped step is
+//!    taken again with the stop in place ([`crate::sim::World`]'s hand yield).
 //! 2. **The held particle is a heavy hand, not a static one.** Its mass becomes
 //!    [`HAND_MASS_RATIO`] times the cloth's and its velocity is set each step so that the
 //!    preview lands on the target; the distance constraints are solved with it like with any
@@ -118,6 +124,20 @@ pub const SETBACK: f64 = 3e-2;
 /// micrometres at most): its end position marks the edge of the reach ([`Reach::learn`]).
 pub const BLOCKED: f64 = 1e-2;
 
+/// Sweeps of a step's position passes ([`crate::sim::StepStats::position_sweeps`]) from
+/// which a step of the hand's pull that also cost [`HAND_WORK_GROWTH`] times its usual is
+/// taken to have pulled the cloth taut: the hand stops there ([`Reach::stop`]). Where the
+/// balls let the hand go further than the cloth can follow, the passes get dearer step
+/// after step as it nears that edge before they run to their cap — on the skirt's hem
+/// pulled up to its waist, Newton's finishing sweeps went 150–240 a step, then 2 130,
+/// 52 210 and the cap.
+pub const HAND_WORK: u32 = 1_000;
+
+/// How many times its usual cost (a running mean over the hand's steps) a step of the
+/// hand's pull must cost to stop the hand ([`HAND_WORK`]): the iterative method needs
+/// thousands of sweeps a step wherever it is, and only a jump tells the edge.
+pub const HAND_WORK_GROWTH: f64 = 8.0;
+
 /// How fast a learned radius grows back towards its path length, relative per second: a
 /// hand that stopped pressing on the cloth probes again, a few percent at a time.
 pub const RELAX_RATE: f64 = 0.1;
@@ -147,7 +167,29 @@ pub struct Reach {
     anchors: Vec<Anchor>,
     /// The cloth's spacing (longest rest length), m: the scale of [`BLOCKED`].
     spacing: f64,
+    /// Where the cloth stopped the hand in a direction the balls allow ([`Reach::stop`]),
+    /// oldest first, at most [`MAX_STOPS`].
+    stops: Vec<Stop>,
 }
+
+/// A half-space the hand is kept in: the cloth stopped it at `at` moving along `dir`
+/// (unit), and the goal stays `depth` behind the plane through `at` across `dir`.
+#[derive(Debug, Clone, Copy)]
+struct Stop {
+    at: DVec3,
+    dir: DVec3,
+    depth: f64,
+}
+
+impl Stop {
+    /// How far `q` is beyond the allowed side, m (≤ 0 inside).
+    fn excess(&self, q: DVec3) -> f64 {
+        (q - self.at).dot(self.dir) + self.depth
+    }
+}
+
+/// Most stops a hand remembers; the oldest is forgotten first.
+pub const MAX_STOPS: usize = 8;
 
 /// A static particle and how far from it the hand may go.
 #[derive(Debug, Clone, Copy)]
@@ -176,6 +218,7 @@ impl Reach {
         self.key = Some(key);
         self.spacing = cloth.topology.longest_rest();
         self.anchors.clear();
+        self.stops.clear();
         let dist = path_lengths(cloth, held);
         let k = cloth.particles.inv_mass();
         let x = &cloth.particles.x;
@@ -228,8 +271,50 @@ impl Reach {
         }
     }
 
+    /// Remember that the cloth stopped the hand at `at` (the held particle's position, the
+    /// anchors' in `x`) when it was sent along `motion`: until the target comes back
+    /// behind that plane, the goal stays `setback` times the hand's distance from its
+    /// nearest anchor behind it — 0 where the passes only grew dear (the hand holds),
+    /// [`SETBACK`] where they ran to their cap (the cloth is taut, and must go slack: a
+    /// 3 % set-back after a pass that only grew dear left the flag's next step capped at
+    /// 2.8e-3, its fold pressed by the hand's jump back). The balls cannot say this where the pins pull against
+    /// each other around the hand (the skirt's waist, a ring of pins, with its hem pulled
+    /// up to the waist's height: no pin's distance grows as it rises, and the cloth is
+    /// still taut). Nothing is remembered without anchors (a free cloth cannot stop the
+    /// hand) or without a motion.
+    pub fn stop(&mut self, x: &[DVec3], at: DVec3, motion: DVec3, setback: f64) {
+        let near = self
+            .anchors
+            .iter()
+            .map(|a| at.distance(x[a.particle]))
+            .fold(f64::INFINITY, f64::min);
+        let len = motion.length();
+        if !(near.is_finite() && len > 0.0 && len.is_finite()) {
+            return;
+        }
+        if self.stops.len() == MAX_STOPS {
+            self.stops.remove(0);
+        }
+        self.stops.push(Stop {
+            at,
+            dir: motion / len,
+            depth: setback * near,
+        });
+    }
+
+    /// Forget the stops the target has come back behind: the user pulled the hand back,
+    /// and it may go as far again.
+    pub fn release_stops(&mut self, target: DVec3) {
+        self.stops.retain(|s| s.excess(target) > 0.0);
+    }
+
+    /// Stops remembered ([`Reach::stop`]).
+    pub fn stops(&self) -> usize {
+        self.stops.len()
+    }
+
     /// `target` moved into the intersection of the balls around every anchor (at its
-    /// position in `x`), by cyclic projection. Unchanged when it is inside already. Where
+    /// position in `x`) and behind every stop ([`Reach::stop`]), by cyclic projection. Unchanged when it is inside already. Where
     /// the balls barely meet or not at all — a particle on a chain pulled straight between
     /// two static ones, whose radii, cut by the margins, sum to less than the distance
     /// between their centres — the projection ends outside one of them; the goal is then
@@ -250,6 +335,13 @@ impl Reach {
                     moved = true;
                 }
             }
+            for s in &self.stops {
+                let e = s.excess(p);
+                if e > 0.0 {
+                    p -= s.dir * e;
+                    moved = true;
+                }
+            }
             if !moved {
                 break;
             }
@@ -258,7 +350,10 @@ impl Reach {
             self.anchors.iter().all(|a| {
                 let c = x[a.particle];
                 q.distance(c) <= a.radius.max(from.distance(c)) * (1.0 + 1e-12)
-            })
+            }) && self
+                .stops
+                .iter()
+                .all(|s| s.excess(q) <= s.excess(from).max(0.0) + 1e-12 * s.depth)
         };
         if allowed(p) || !allowed(from) {
             return p;
@@ -393,6 +488,44 @@ mod tests {
             assert!(p.distance(x[i]) <= d * (1.0 - REACH_MARGIN) * (1.0 + 1e-9));
         }
         assert!(p.distance(far) > 4.0);
+    }
+
+    #[test]
+    fn a_stop_keeps_the_goal_behind_it_until_the_target_comes_back() {
+        let mut c = grid(10, 10);
+        c.set_pinned(0, true).unwrap();
+        c.set_pinned(9, true).unwrap();
+        let held = 95;
+        let mut reach = Reach::default();
+        reach.update(&c, held);
+        let x = &c.particles.x;
+        let at = x[held];
+        let up = DVec3::new(0.0, 0.05, 0.0);
+        let near = at.distance(x[0]).min(at.distance(x[9]));
+        reach.stop(x, at, up, SETBACK);
+        assert_eq!(reach.stops(), 1);
+        // A target straight on along the stopped motion ends SETBACK × the nearest
+        // anchor's distance behind where the hand stopped; sideways it may slide.
+        let on = reach.project(x, at, at + 2.0 * up);
+        assert!(
+            (on - at).dot(up.normalize()) <= -SETBACK * near * (1.0 - 1e-9),
+            "{on} not behind {at}"
+        );
+        let side = DVec3::new(0.05, -0.1, 0.0);
+        let p = reach.project(x, at, at + side);
+        assert!((p - (at + side)).length() < 1e-12, "{p}");
+        // Still pulling: the stop stays. Brought back behind it: forgotten.
+        reach.release_stops(at + up);
+        assert_eq!(reach.stops(), 1);
+        reach.release_stops(at - up);
+        assert_eq!(reach.stops(), 0);
+        // No motion, or a free cloth: nothing is remembered.
+        reach.stop(x, at, DVec3::ZERO, SETBACK);
+        assert_eq!(reach.stops(), 0);
+        let mut free = Reach::default();
+        free.update(&grid(4, 4), 5);
+        free.stop(&grid(4, 4).particles.x, at, up, SETBACK);
+        assert_eq!(free.stops(), 0);
     }
 
     #[test]

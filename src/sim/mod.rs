@@ -97,6 +97,12 @@ pub struct World {
     split_plan: u32,
     /// Deepest halving the fail-safe asked for in the step in progress (0: none).
     split_asked: u32,
+    /// The step in progress is being taken again with the hand yielding
+    /// ([`World::yield_hand`]): it does not yield a second time.
+    yielding: bool,
+    /// Sweeps a step of the hand's pull usually costs (a running mean over the steps in
+    /// which it pulled, [`World::stop_a_pulling_hand`]); `None` until the first.
+    hand_work: Option<f64>,
 }
 
 /// The state a step may change, kept by [`World::begin_step`] so that a failed step can be
@@ -195,6 +201,8 @@ impl World {
             halved: false,
             split_plan: 0,
             split_asked: 0,
+            yielding: false,
+            hand_work: None,
         })
     }
 
@@ -230,6 +238,7 @@ impl World {
             target,
         });
         self.grab_goal = None;
+        self.hand_work = None;
         self.hand_inv_mass = 1.0 / (grab::HAND_MASS_RATIO * self.cloth.total_mass());
         self.cloth.hold(i, self.hand_inv_mass);
         Ok(())
@@ -613,6 +622,7 @@ impl World {
                     // this only restores it after a pin or unpin of the held particle,
                     // which changed the set itself.
                     self.cloth.keep_held(i, self.hand_inv_mass);
+                    self.reach.release_stops(g.target);
                     let bound = self.hand_bound();
                     let p = &mut self.cloth.particles;
                     let mut goal = self.reach.project(&p.x, p.x[i], g.target);
@@ -707,6 +717,14 @@ impl World {
                 }
                 let stats = self.current.as_mut().expect("step in progress");
                 stats.self_contacts = self.selfc.rows.len() as u32;
+                if self.hand_must_yield() {
+                    let stats = self.current.as_mut().expect("step in progress");
+                    stats.timings.position += start.elapsed();
+                    self.yield_hand(solver)?;
+                    self.stage = Self::after(k);
+                    return Ok(());
+                }
+                self.stop_a_pulling_hand();
             }
             Phase::Integration | Phase::Velocity => {
                 let self_on = self.self_collision_with(solver);
@@ -814,6 +832,114 @@ impl World {
     fn can_split(&self) -> bool {
         let half = self.params.dt / 2.0;
         self.split_depth < self.params.max_splits && params::DT.check(half).is_ok()
+    }
+
+    /// The hand's motion in the step in progress, where it pulls the cloth by itself: its
+    /// particle's start and where it was sent from there, if it is held, not static, sent
+    /// farther than [`grab::BLOCKED`] spacings, and neither in a self-contact row of this
+    /// step nor held back by the fail-safe ([`World::hand_bound`]) — a pass that crawls
+    /// while the hand presses layers together is the contacts', and the hand must carry
+    /// them (a corner pushed into a sheet at 10 m/s, tests/self_contact.rs). Only for the
+    /// solvers whose passes on a slack cloth end in a bounded number of sweeps or solves
+    /// (Newton, the SLE, strips): Gauss–Seidel runs to its cap on the app's cloths
+    /// wherever the hand is, and Verlet and the strain limits run fixed passes, so their
+    /// caps say nothing of the hand.
+    fn hand_pulling(&self) -> Option<(DVec3, DVec3)> {
+        let solver = self.current.as_ref()?.solver;
+        if !matches!(
+            solver,
+            SolverKind::Newton | SolverKind::Sle | SolverKind::Strips
+        ) {
+            return None;
+        }
+        let (g, goal) = (self.grab?, self.grab_goal?);
+        let i = g.particle;
+        let from = *self.saved.x.get(i)?;
+        let moving = self.cloth.particles.inv_mass[i] > 0.0
+            && goal.distance(from) > grab::BLOCKED * self.cloth.topology.longest_rest();
+        let in_contact =
+            self.hand_slowed || (self.params.self_collision && self.selfc.in_row(i as u32));
+        (moving && !in_contact).then_some((from, goal - from))
+    }
+
+    /// Whether the step in progress must be taken again with the hand yielding
+    /// ([`World::yield_hand`]): its position pass ran to its cap without meeting the
+    /// tolerance while the hand pulled ([`World::hand_pulling`]), and it is not itself
+    /// such a retake.
+    fn hand_must_yield(&self) -> bool {
+        let Some(s) = self.current.as_ref() else {
+            return false;
+        };
+        !self.yielding && s.capped && !s.converged && self.hand_pulling().is_some()
+    }
+
+    /// After a position pass that met its tolerance while the hand pulled: where it cost
+    /// more than [`grab::HAND_WORK`] sweeps and [`grab::HAND_WORK_GROWTH`] times what the
+    /// hand's steps have cost so far, the hand stops where this step began, for the steps
+    /// after it ([`grab::Reach::stop`]) — the edge of what the cloth can follow is near,
+    /// and the next steps would crawl to their cap.
+    fn stop_a_pulling_hand(&mut self) {
+        let Some(s) = self.current.as_ref() else {
+            return;
+        };
+        let sweeps = f64::from(s.position_sweeps());
+        if self.yielding {
+            return;
+        }
+        let Some((from, motion)) = self.hand_pulling() else {
+            return;
+        };
+        let usual = *self.hand_work.get_or_insert(sweeps);
+        if sweeps >= f64::from(grab::HAND_WORK) && sweeps >= grab::HAND_WORK_GROWTH * usual {
+            self.reach.stop(&self.cloth.particles.x, from, motion, 0.0);
+        } else {
+            self.hand_work = Some(usual + (sweeps - usual) / 8.0);
+        }
+    }
+
+    /// Undo the step in progress and take it again whole, the hand yielding. The pass
+    /// that ran to its cap was pulling the cloth taut between the hand and its pins: the
+    /// balls of [`grab::Reach`] bound the reach from outside, and where several pins pull
+    /// against each other (the skirt's ring of pins at its waist, its hem pulled out and
+    /// up) they let the hand go where no state meets the constraints, or only a taut,
+    /// degenerate one on which every solver crawls ([`taut`]). The heavy hand then stays
+    /// where it was sent, and the cloth is left stretched step after step (measured on
+    /// the skirt: 18 of 75 steps capped at 0.079, 2.3 s each, the hand on its goal). Taken
+    /// again from its start, the step learns from the goal it did not reach
+    /// ([`grab::Reach::learn`]): the radii of the pins the hand moved away from are cut
+    /// to just inside its start, so the hand steps back and the cloth goes slack. The
+    /// attempt's work is counted in the step's ([`StepStats::hand_yields`]); on an error
+    /// the state the step began with is restored.
+    fn yield_hand(&mut self, solver: &mut dyn Solver) -> Result<(), SimError> {
+        if let Some((from, motion)) = self.hand_pulling() {
+            self.reach
+                .stop(&self.cloth.particles.x, from, motion, grab::SETBACK);
+        }
+        let attempt = self.current.take().expect("step in progress");
+        let outer = self.saved.clone();
+        self.restore();
+        let (time, steps, stage) = (self.time, self.steps, self.stage);
+        self.yielding = true;
+        let taken = self.substeps(solver, 1, None);
+        self.yielding = false;
+        (self.time, self.steps, self.stage) = (time, steps, stage);
+        self.saved = outer;
+        let result = match taken {
+            Ok(mut merged) => {
+                merged.add_work(&attempt);
+                merged.step = steps;
+                merged.hand_yields += 1;
+                self.current = Some(merged);
+                Ok(())
+            }
+            Err(e) => {
+                self.restore();
+                self.current = Some(attempt);
+                Err(e)
+            }
+        };
+        self.halved = true;
+        result
     }
 
     /// Undo the step in progress and take it again as two steps of half its time, each

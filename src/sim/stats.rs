@@ -238,6 +238,11 @@ pub struct StepStats {
     /// follows one the fail-safe had to halve begins as deep as that one needed, one
     /// halving less after each step that needed none ([`crate::sim::World`]'s split plan).
     pub planned_splits: u32,
+    /// Times this step was undone and taken again with the hand yielding: its position
+    /// pass ran to its cap while the hand pulled the cloth, so the hand is sent back
+    /// inside the reach the cloth showed ([`crate::sim::World`]'s hand yield); the undone
+    /// attempt's work is counted here too.
+    pub hand_yields: u32,
 }
 
 impl StepStats {
@@ -262,6 +267,16 @@ impl StepStats {
         hard_cap: u32,
     ) {
         self.set_position_outcome(residual, converged, cap == hard_cap);
+    }
+
+    /// Sweeps of the step's position passes: strips' or the iterative method's own, and
+    /// the strips sweeps that finished a direct solver's ([`StepStats::polish_sweeps`]).
+    pub fn position_sweeps(&self) -> u32 {
+        let own = match self.solver {
+            SolverKind::Iterative | SolverKind::Strips => self.position_iterations,
+            _ => 0,
+        };
+        own.saturating_add(self.polish_sweeps)
     }
 
     /// Zero the pass counts (iterations, linear solves, factorisations, polish sweeps)
@@ -333,6 +348,7 @@ impl StepStats {
         self.tear_time += other.tear_time;
         self.splits += other.splits;
         self.planned_splits += other.planned_splits;
+        self.hand_yields += other.hand_yields;
     }
 
     /// Merge `later`, a step that followed this one within the same frame or step, into
@@ -418,6 +434,7 @@ impl StepStats {
             tear_time: Duration::ZERO,
             splits: 0,
             planned_splits: 0,
+            hand_yields: 0,
         }
     }
 }
