@@ -797,29 +797,37 @@ fn switched_on_over_the_drapes_pleats_it_untangles() {
     switched_on_it_untangles(&mut world, &mut script, s.as_mut(), substeps, 30, 3);
 }
 
-/// The gather's queries run on the pool's threads in chunks joined in order: the pile,
-/// folding onto itself, takes bit for bit the same path on one thread and on two.
+/// The gather's queries run on the pool's threads in chunks joined in order, and strips
+/// solve a family's halves on two threads (the pile's rows, 870 links, are above
+/// `PAR_MIN_FAMILY`): the pile, folding onto itself, takes bit for bit the same path on one
+/// thread and on two, with Newton and with strips.
 #[test]
 fn self_contact_is_the_same_on_one_thread_and_two() {
-    let run_with = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| {
-            let (mut world, substeps) = app_scene(ScenePreset::Pile, 30, SolverKind::Newton);
-            let mut s = SolverKind::Newton.create();
-            let mut rows = 0;
-            for _ in 0..40 * substeps {
-                rows = rows.max(world.step(s.as_mut()).unwrap().self_contacts);
-            }
-            (world.cloth.particles.x.clone(), rows)
-        })
-    };
-    let (one, rows) = run_with(1);
-    let (two, _) = run_with(2);
-    assert!(rows > 1000, "the pile had only {rows} self-contact rows");
-    assert!(one == two, "1 and 2 threads differ");
+    const { assert!(30 * 29 >= impulse_cloth::sim::solver::strips::PAR_MIN_FAMILY) };
+    for solver in [SolverKind::Newton, SolverKind::Strips] {
+        let run_with = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                let (mut world, substeps) = app_scene(ScenePreset::Pile, 30, solver);
+                let mut s = solver.create();
+                let mut rows = 0;
+                for _ in 0..40 * substeps {
+                    rows = rows.max(world.step(s.as_mut()).unwrap().self_contacts);
+                }
+                (world.cloth.particles.x.clone(), rows)
+            })
+        };
+        let (one, rows) = run_with(1);
+        let (two, _) = run_with(2);
+        assert!(
+            rows > 100,
+            "{solver}: the pile had only {rows} self-contact rows"
+        );
+        assert!(one == two, "{solver}: 1 and 2 threads differ");
+    }
 }
 
 /// A sheet falling flat onto a layer of itself at 10 m/s: a strip folded in two, its upper

@@ -562,7 +562,18 @@ impl World {
     /// The phases must come in the order of [`Phase::ORDER`], after
     /// [`World::begin_step`], with a solver of the kind the step began with, on the cloth
     /// it began with.
+    ///
+    /// The phase runs on a thread of rayon's pool (the caller waits): its parallel parts
+    /// then fork from a worker, whose partner steals half the work while the worker goes
+    /// on with the other, instead of parking the caller and waking both for every loop.
+    /// Measured on `run --grid 50 --steps 60 --threads 2` with a drag: 10.9 / 10.3 s →
+    /// 9.4 / 9.8 s, interleaved.
     pub fn run_phase(&mut self, phase: Phase, solver: &mut dyn Solver) -> Result<(), SimError> {
+        rayon::scope(|_| self.run_phase_here(phase, solver))
+    }
+
+    /// [`World::run_phase`] on the calling thread.
+    fn run_phase_here(&mut self, phase: Phase, solver: &mut dyn Solver) -> Result<(), SimError> {
         let k = Phase::ORDER
             .iter()
             .position(|&p| p == phase)

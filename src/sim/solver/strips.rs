@@ -11,7 +11,6 @@
 //! solver (004 §3.2).
 
 use glam::DVec3;
-use rayon::prelude::*;
 
 use super::iterative;
 use super::{Solver, SolverKind, StepCtx};
@@ -342,10 +341,51 @@ fn record(log: &mut Option<Vec<f64>>, links: &[StripLink], out: &[(u32, DVec3)],
     }
 }
 
-/// Families with fewer constraints than this are solved on the calling thread (rayon's
-/// fork/join costs more than the work below a few thousand constraints). Chains of one
-/// family share no particle, so both paths give identical results.
-pub const PAR_MIN_FAMILY: usize = 4096;
+/// Families with fewer constraints than this are solved on the calling thread; larger
+/// ones in two halves, one a thread ([`HalfFamily`]). Chains of one family share no
+/// particle, so both paths give identical results. Measured with the step's phases on a
+/// pool thread ([`crate::sim::World::run_phase`]), `run --threads 2` with a drag,
+/// interleaved, three runs each: 30×30 (rows of 870 links) 1.98–2.30 s → 1.77–1.86 s with
+/// 512 (256: 1.72–1.89); 50×50 9.66–9.73 s → 8.00–8.31 s with 512, 7.88–9.10 s with 1 024.
+/// Before the halves, a rayon iterator over the chains, each collecting its changes in a
+/// vector of its own, made the 50×50 step slower from 1 024 (61 → 71 ms).
+pub const PAR_MIN_FAMILY: usize = 512;
+
+/// One half of a family, solved on its own thread ([`PAR_MIN_FAMILY`]): its chains'
+/// changes one after the other in `out`, and where each chain's end.
+#[derive(Debug, Default)]
+struct HalfFamily {
+    scratch: [ChainScratch; 2],
+    out: Vec<(u32, DVec3)>,
+    ends: Vec<usize>,
+}
+
+impl HalfFamily {
+    /// Solve the chains `spans` of `links` against `v`, two at a time as the serial path.
+    fn solve(
+        &mut self,
+        spans: &[std::ops::Range<usize>],
+        links: &[StripLink],
+        v: &[DVec3],
+        target: Target<'_>,
+        h: f64,
+    ) {
+        self.out.clear();
+        self.ends.clear();
+        for pair in spans.chunks(2) {
+            if let [r0, r1] = pair {
+                let pair_links = [&links[r0.clone()], &links[r1.clone()]];
+                solve_chain_pair(pair_links, v, target, h, &mut self.scratch);
+            } else {
+                solve_chain(&links[pair[0].clone()], v, target, h, &mut self.scratch[0]);
+            }
+            for sc in &self.scratch[..pair.len()] {
+                self.out.extend_from_slice(&sc.out);
+                self.ends.push(self.out.len());
+            }
+        }
+    }
+}
 
 /// The strips solver (002).
 #[derive(Debug, Default)]
@@ -359,7 +399,8 @@ pub struct StripsSolver {
     spans: Vec<Vec<std::ops::Range<usize>>>,
     drift: Vec<DVec3>,
     scratch: [ChainScratch; 2],
-    deltas: Vec<Vec<(u32, DVec3)>>,
+    /// A family's two halves where it is solved on two threads.
+    halves: [HalfFamily; 2],
     /// The self-contact rows the position sweeps visit (`SelfRows::near`).
     active: Vec<u32>,
 }
@@ -510,20 +551,36 @@ impl StripsSolver {
             for spans in &self.spans {
                 let size: usize = spans.iter().map(|r| r.len()).sum();
                 if size >= PAR_MIN_FAMILY && rayon::current_num_threads() > 1 {
-                    let vr: &[DVec3] = v;
-                    spans
-                        .par_iter()
-                        .map_init(ChainScratch::default, |sc, r| {
-                            solve_chain(&links[r.clone()], vr, target, h, sc);
-                            std::mem::take(&mut sc.out)
+                    // Two halves of about as many links, one a thread; the changes are
+                    // applied after both in chain order. Chains of a family share no
+                    // particle, so each reads the velocities the serial path would have
+                    // given it, and the result is that path's, bit for bit.
+                    let mut acc = 0;
+                    let cut = spans
+                        .iter()
+                        .position(|r| {
+                            acc += r.len();
+                            2 * acc >= size
                         })
-                        .collect_into_vec(&mut self.deltas);
-                    for (delta, r) in self.deltas.iter().zip(spans) {
-                        any |= !delta.is_empty();
-                        for &(i, dv) in delta {
-                            v[i as usize] += dv;
+                        .map_or(spans.len(), |k| k + 1);
+                    let (first, second) = spans.split_at(cut);
+                    let vr: &[DVec3] = v;
+                    let [h0, h1] = &mut self.halves;
+                    rayon::join(
+                        || h0.solve(first, links, vr, target, h),
+                        || h1.solve(second, links, vr, target, h),
+                    );
+                    for (half, part) in [(&self.halves[0], first), (&self.halves[1], second)] {
+                        let mut start = 0;
+                        for (&end, r) in half.ends.iter().zip(part) {
+                            let delta = &half.out[start..end];
+                            any |= !delta.is_empty();
+                            for &(i, dv) in delta {
+                                v[i as usize] += dv;
+                            }
+                            record(log, &links[r.clone()], delta, x);
+                            start = end;
                         }
-                        record(log, &links[r.clone()], delta, x);
                     }
                 } else {
                     // Chains of a family share no particle, so solving two at a time (the
