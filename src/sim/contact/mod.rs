@@ -443,8 +443,11 @@ impl SelfContact {
 
     /// Make the candidates cover the motion from the step's start to `x1` with `reach`:
     /// those of an earlier step where they still do (their start distances refreshed),
-    /// else gathered anew with a margin of `reach` and as much again, plus a quarter of
-    /// the mean edge for the steps that follow.
+    /// else gathered anew with a margin of `reach` and as much again. A spare margin for
+    /// the steps that follow (a quarter of the mean edge, kept while Newton took one step
+    /// a frame) gathers less often but tests more candidates every round, and at four
+    /// steps a frame it costs more than it saves: results.md, "The gather without a spare
+    /// margin".
     fn ensure_candidates(&mut self, x1: &[DVec3], inv_mass: &[f64], reach: f64) {
         if self.covers(x1, reach) || self.culled_still_apart(x1, reach) {
             if self.stale {
@@ -461,8 +464,7 @@ impl SelfContact {
             }
             return;
         }
-        let spare = 0.25 * self.mean_edge;
-        self.gather(x1, inv_mass, 2.0 * reach.max(self.thickness_hint) + spare);
+        self.gather(x1, inv_mass, 2.0 * reach.max(self.thickness_hint));
         self.stale = false;
         // Gathered again within a step: the pairs that have rows keep them.
         if !self.keys.is_empty() {
