@@ -470,14 +470,20 @@ mod tests {
         assert!(d[3].is_finite() && d[4].is_infinite());
     }
 
-    #[test]
-    fn projection_lands_inside_every_ball_and_keeps_reachable_targets() {
+    /// A 10×10 grid pinned at its two top corners, its bottom row's middle held.
+    fn two_pins() -> (Cloth, Reach, usize) {
         let mut c = grid(10, 10);
         c.set_pinned(0, true).unwrap();
         c.set_pinned(9, true).unwrap();
         let held = 95;
         let mut reach = Reach::default();
         reach.update(&c, held);
+        (c, reach, held)
+    }
+
+    #[test]
+    fn projection_lands_inside_every_ball_and_keeps_reachable_targets() {
+        let (c, reach, held) = two_pins();
         assert_eq!(reach.anchors().count(), 2);
         let x = &c.particles.x;
         let near = x[held] + DVec3::new(0.0, 0.0, 0.01);
@@ -492,12 +498,7 @@ mod tests {
 
     #[test]
     fn a_stop_keeps_the_goal_behind_it_until_the_target_comes_back() {
-        let mut c = grid(10, 10);
-        c.set_pinned(0, true).unwrap();
-        c.set_pinned(9, true).unwrap();
-        let held = 95;
-        let mut reach = Reach::default();
-        reach.update(&c, held);
+        let (c, mut reach, held) = two_pins();
         let x = &c.particles.x;
         let at = x[held];
         let up = DVec3::new(0.0, 0.05, 0.0);

@@ -935,17 +935,32 @@ impl World {
         self.yielding = false;
         (self.time, self.steps, self.stage) = (time, steps, stage);
         self.saved = outer;
+        self.adopt_retake(taken, &attempt, steps, |m| m.hand_yields += 1)
+    }
+
+    /// End a step taken again ([`World::split_step`], [`World::yield_hand`]): its
+    /// statistics are the retake's with the undone attempt's work added, numbered `steps`
+    /// and marked by `mark`; on an error the state the step began with is restored and the
+    /// attempt's statistics kept. The rest of the step's phases only end it.
+    fn adopt_retake(
+        &mut self,
+        taken: Result<StepStats, SimError>,
+        attempt: &StepStats,
+        steps: u64,
+        mark: impl FnOnce(&mut StepStats),
+    ) -> Result<(), SimError> {
         let result = match taken {
             Ok(mut merged) => {
-                merged.add_work(&attempt);
+                // The undone attempt's outcome is not the step's; its work is.
+                merged.add_work(attempt);
                 merged.step = steps;
-                merged.hand_yields += 1;
+                mark(&mut merged);
                 self.current = Some(merged);
                 Ok(())
             }
             Err(e) => {
                 self.restore();
-                self.current = Some(attempt);
+                self.current = Some(*attempt);
                 Err(e)
             }
         };
@@ -1006,24 +1021,10 @@ impl World {
         if let Some((target, _)) = hand {
             self.set_grab_target(target);
         }
-        let result = match taken {
-            Ok(mut merged) => {
-                // The undone attempt's outcome is not the step's; its work is.
-                merged.add_work(&attempt);
-                merged.step = steps;
-                merged.splits += 1;
-                merged.planned_splits += u32::from(!asked);
-                self.current = Some(merged);
-                Ok(())
-            }
-            Err(e) => {
-                self.restore();
-                self.current = Some(attempt);
-                Err(e)
-            }
-        };
-        self.halved = true;
-        result
+        self.adopt_retake(taken, &attempt, steps, |m| {
+            m.splits += 1;
+            m.planned_splits += u32::from(!asked);
+        })
     }
 
     /// The step in progress, undone, taken as `n` (1 or 2) steps of 1/n of its time, each
