@@ -308,6 +308,11 @@ impl Reach {
         self.stops.retain(|s| s.excess(target) > 0.0);
     }
 
+    /// Forget every stop: a new grab starts from what the balls allow.
+    pub fn forget_stops(&mut self) {
+        self.stops.clear();
+    }
+
     /// Stops remembered ([`Reach::stop`]).
     pub fn stops(&self) -> usize {
         self.stops.len()
@@ -519,6 +524,9 @@ mod tests {
         reach.release_stops(at + up);
         assert_eq!(reach.stops(), 1);
         reach.release_stops(at - up);
+        assert_eq!(reach.stops(), 0);
+        reach.stop(x, at, up, SETBACK);
+        reach.forget_stops();
         assert_eq!(reach.stops(), 0);
         // No motion, or a free cloth: nothing is remembered.
         reach.stop(x, at, DVec3::ZERO, SETBACK);

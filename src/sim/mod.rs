@@ -239,6 +239,9 @@ impl World {
         });
         self.grab_goal = None;
         self.hand_work = None;
+        // Stops belong to the grab that found them (the same particle grabbed again keeps
+        // its anchors' radii, which the cloth's shape bounds, but not where a pull stalled).
+        self.reach.forget_stops();
         self.hand_inv_mass = 1.0 / (grab::HAND_MASS_RATIO * self.cloth.total_mass());
         self.cloth.hold(i, self.hand_inv_mass);
         Ok(())
