@@ -103,6 +103,9 @@ pub struct World {
     /// Sweeps a step of the hand's pull usually costs (a running mean over the steps in
     /// which it pulled, [`World::stop_a_pulling_hand`]); `None` until the first.
     hand_work: Option<f64>,
+    /// The hand's last motion over a step in which it was sent farther than
+    /// [`grab::BLOCKED`] spacings ([`World::hand_pulling`]); `None` until then.
+    hand_moved: Option<DVec3>,
 }
 
 /// The state a step may change, kept by [`World::begin_step`] so that a failed step can be
@@ -203,6 +206,7 @@ impl World {
             split_asked: 0,
             yielding: false,
             hand_work: None,
+            hand_moved: None,
         })
     }
 
@@ -239,6 +243,7 @@ impl World {
         });
         self.grab_goal = None;
         self.hand_work = None;
+        self.hand_moved = None;
         // Stops belong to the grab that found them (the same particle grabbed again keeps
         // its anchors' radii, which the cloth's shape bounds, but not where a pull stalled).
         self.reach.forget_stops();
@@ -652,6 +657,9 @@ impl World {
                         goal = p.x[i] + d.clamp_length_max(cap);
                     }
                     self.grab_goal = Some(goal);
+                    if goal.distance(p.x[i]) > grab::BLOCKED * self.cloth.topology.longest_rest() {
+                        self.hand_moved = Some(goal - p.x[i]);
+                    }
                     p.v[i] = (goal - p.x[i]) / h;
                 }
                 forces::external_accelerations(
@@ -853,12 +861,15 @@ impl World {
     /// farther than [`grab::BLOCKED`] spacings, and neither in a self-contact row of this
     /// step nor held back by the fail-safe ([`World::hand_bound`]) — a pass that crawls
     /// while the hand presses layers together is the contacts', and the hand must carry
-    /// them (a corner pushed into a sheet at 10 m/s, tests/self_contact.rs). Only for the
-    /// solvers whose passes on a slack cloth end in a bounded number of sweeps or solves
-    /// (Newton, the SLE, strips): Gauss–Seidel runs to its cap on the app's cloths
-    /// wherever the hand is, and Verlet and the strain limits run fixed passes, so their
-    /// caps say nothing of the hand.
-    fn hand_pulling(&self) -> Option<(DVec3, DVec3)> {
+    /// them (a corner pushed into a sheet at 10 m/s, tests/self_contact.rs). With `held`,
+    /// a hand that holds its goal still counts too, with the last motion it made (strips
+    /// on the skirt: the hem reached its goal with the cloth taut, and every later step
+    /// ran to its cap at 0.057 with the hand still). Only for the solvers whose passes on
+    /// a slack cloth end in a bounded number of sweeps or solves (Newton, the SLE,
+    /// strips): Gauss–Seidel runs to its cap on the app's cloths wherever the hand is, and
+    /// Verlet and the strain limits run fixed passes, so their caps say nothing of the
+    /// hand.
+    fn hand_pulling(&self, held: bool) -> Option<(DVec3, DVec3)> {
         let solver = self.current.as_ref()?.solver;
         if !matches!(
             solver,
@@ -869,11 +880,19 @@ impl World {
         let (g, goal) = (self.grab?, self.grab_goal?);
         let i = g.particle;
         let from = *self.saved.x.get(i)?;
-        let moving = self.cloth.particles.inv_mass[i] > 0.0
-            && goal.distance(from) > grab::BLOCKED * self.cloth.topology.longest_rest();
-        let in_contact =
-            self.hand_slowed || (self.params.self_collision && self.selfc.in_row(i as u32));
-        (moving && !in_contact).then_some((from, goal - from))
+        if self.cloth.particles.inv_mass[i] <= 0.0
+            || self.hand_slowed
+            || (self.params.self_collision && self.selfc.in_row(i as u32))
+        {
+            return None;
+        }
+        if goal.distance(from) > grab::BLOCKED * self.cloth.topology.longest_rest() {
+            Some((from, goal - from))
+        } else if held {
+            self.hand_moved.map(|m| (from, m))
+        } else {
+            None
+        }
     }
 
     /// Whether the step in progress must be taken again with the hand yielding
@@ -884,7 +903,7 @@ impl World {
         let Some(s) = self.current.as_ref() else {
             return false;
         };
-        !self.yielding && s.capped && !s.converged && self.hand_pulling().is_some()
+        !self.yielding && s.capped && !s.converged && self.hand_pulling(true).is_some()
     }
 
     /// After a position pass that met its tolerance while the hand pulled: where it cost
@@ -900,7 +919,7 @@ impl World {
         if self.yielding {
             return;
         }
-        let Some((from, motion)) = self.hand_pulling() else {
+        let Some((from, motion)) = self.hand_pulling(false) else {
             return;
         };
         let usual = *self.hand_work.get_or_insert(sweeps);
@@ -925,7 +944,7 @@ impl World {
     /// attempt's work is counted in the step's ([`StepStats::hand_yields`]); on an error
     /// the state the step began with is restored.
     fn yield_hand(&mut self, solver: &mut dyn Solver) -> Result<(), SimError> {
-        if let Some((from, motion)) = self.hand_pulling() {
+        if let Some((from, motion)) = self.hand_pulling(true) {
             self.reach
                 .stop(&self.cloth.particles.x, from, motion, grab::SETBACK);
         }
