@@ -642,6 +642,7 @@ impl World {
                     // which changed the set itself.
                     self.cloth.keep_held(i, self.hand_inv_mass);
                     self.reach.release_stops(g.target);
+                    let spacing = self.cloth.topology.longest_rest();
                     let bound = self.hand_bound();
                     let p = &mut self.cloth.particles;
                     let mut goal = self.reach.project(&p.x, p.x[i], g.target);
@@ -657,7 +658,7 @@ impl World {
                         goal = p.x[i] + d.clamp_length_max(cap);
                     }
                     self.grab_goal = Some(goal);
-                    if goal.distance(p.x[i]) > grab::BLOCKED * self.cloth.topology.longest_rest() {
+                    if goal.distance(p.x[i]) > grab::BLOCKED * spacing {
                         self.hand_moved = Some(goal - p.x[i]);
                     }
                     p.v[i] = (goal - p.x[i]) / h;
@@ -739,10 +740,10 @@ impl World {
                 }
                 let stats = self.current.as_mut().expect("step in progress");
                 stats.self_contacts = self.selfc.rows.len() as u32;
-                if self.hand_must_yield() {
+                if let Some((from, motion)) = self.hand_must_yield() {
                     let stats = self.current.as_mut().expect("step in progress");
                     stats.timings.position += start.elapsed();
-                    self.yield_hand(solver)?;
+                    self.yield_hand(solver, from, motion)?;
                     self.stage = Self::after(k);
                     return Ok(());
                 }
@@ -895,15 +896,16 @@ impl World {
         }
     }
 
-    /// Whether the step in progress must be taken again with the hand yielding
-    /// ([`World::yield_hand`]): its position pass ran to its cap without meeting the
-    /// tolerance while the hand pulled ([`World::hand_pulling`]), and it is not itself
-    /// such a retake.
-    fn hand_must_yield(&self) -> bool {
-        let Some(s) = self.current.as_ref() else {
-            return false;
-        };
-        !self.yielding && s.capped && !s.converged && self.hand_pulling(true).is_some()
+    /// The hand's start and motion if the step in progress must be taken again with the
+    /// hand yielding ([`World::yield_hand`]): its position pass ran to its cap without
+    /// meeting the tolerance while the hand pulled ([`World::hand_pulling`]), and it is not
+    /// itself such a retake.
+    fn hand_must_yield(&self) -> Option<(DVec3, DVec3)> {
+        let s = self.current.as_ref()?;
+        if self.yielding || !s.capped || s.converged {
+            return None;
+        }
+        self.hand_pulling(true)
     }
 
     /// After a position pass that met its tolerance while the hand pulled: where it cost
@@ -915,10 +917,10 @@ impl World {
         let Some(s) = self.current.as_ref() else {
             return;
         };
-        let sweeps = f64::from(s.position_sweeps());
         if self.yielding {
             return;
         }
+        let sweeps = f64::from(s.position_sweeps());
         let Some((from, motion)) = self.hand_pulling(false) else {
             return;
         };
@@ -937,17 +939,19 @@ impl World {
     /// up) they let the hand go where no state meets the constraints, or only a taut,
     /// degenerate one on which every solver crawls ([`taut`]). The heavy hand then stays
     /// where it was sent, and the cloth is left stretched step after step (measured on
-    /// the skirt: 18 of 75 steps capped at 0.079, 2.3 s each, the hand on its goal). Taken
-    /// again from its start, the step learns from the goal it did not reach
-    /// ([`grab::Reach::learn`]): the radii of the pins the hand moved away from are cut
-    /// to just inside its start, so the hand steps back and the cloth goes slack. The
-    /// attempt's work is counted in the step's ([`StepStats::hand_yields`]); on an error
-    /// the state the step began with is restored.
-    fn yield_hand(&mut self, solver: &mut dyn Solver) -> Result<(), SimError> {
-        if let Some((from, motion)) = self.hand_pulling(true) {
-            self.reach
-                .stop(&self.cloth.particles.x, from, motion, grab::SETBACK);
-        }
+    /// the skirt: 18 of 75 steps capped at 0.079, 2.3 s each, the hand on its goal). The
+    /// step is taken again from its start with a stop [`grab::SETBACK`] behind `from`
+    /// across `motion` ([`grab::Reach::stop`]), so the hand steps back and the cloth goes
+    /// slack. The attempt's work is counted in the step's ([`StepStats::hand_yields`]); on
+    /// an error the state the step began with is restored.
+    fn yield_hand(
+        &mut self,
+        solver: &mut dyn Solver,
+        from: DVec3,
+        motion: DVec3,
+    ) -> Result<(), SimError> {
+        self.reach
+            .stop(&self.cloth.particles.x, from, motion, grab::SETBACK);
         let attempt = self.current.take().expect("step in progress");
         let outer = self.saved.clone();
         self.restore();

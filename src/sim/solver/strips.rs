@@ -351,8 +351,9 @@ fn record(log: &mut Option<Vec<f64>>, links: &[StripLink], out: &[(u32, DVec3)],
 /// vector of its own, made the 50×50 step slower from 1 024 (61 → 71 ms).
 pub const PAR_MIN_FAMILY: usize = 512;
 
-/// One half of a family, solved on its own thread ([`PAR_MIN_FAMILY`]): its chains'
-/// changes one after the other in `out`, and where each chain's end.
+/// Chains of a family solved together — the whole family, or one half of it on its own
+/// thread ([`PAR_MIN_FAMILY`]): their changes one after the other in `out`, and where each
+/// chain's end.
 #[derive(Debug, Default)]
 struct HalfFamily {
     scratch: [ChainScratch; 2],
@@ -398,8 +399,7 @@ pub struct StripsSolver {
     /// Each family's chains as ranges of `links`.
     spans: Vec<Vec<std::ops::Range<usize>>>,
     drift: Vec<DVec3>,
-    scratch: [ChainScratch; 2],
-    /// A family's two halves where it is solved on two threads.
+    /// A family's chains solved, in one half or, on two threads, two.
     halves: [HalfFamily; 2],
     /// The self-contact rows the position sweeps visit (`SelfRows::near`).
     active: Vec<u32>,
@@ -550,11 +550,12 @@ impl StripsSolver {
             let mut contact_any = false;
             for spans in &self.spans {
                 let size: usize = spans.iter().map(|r| r.len()).sum();
-                if size >= PAR_MIN_FAMILY && rayon::current_num_threads() > 1 {
-                    // Two halves of about as many links, one a thread; the changes are
-                    // applied after both in chain order. Chains of a family share no
-                    // particle, so each reads the velocities the serial path would have
-                    // given it, and the result is that path's, bit for bit.
+                // Chains of a family share no particle, so each reads the velocities it
+                // would have read had the chains before it been applied first: solved two
+                // at a time, and from 512 links in two halves on two threads, their changes
+                // applied afterwards in chain order give the one-by-one result, bit for bit.
+                let (first, second) = if size >= PAR_MIN_FAMILY && rayon::current_num_threads() > 1
+                {
                     let mut acc = 0;
                     let cut = spans
                         .iter()
@@ -563,43 +564,30 @@ impl StripsSolver {
                             2 * acc >= size
                         })
                         .map_or(spans.len(), |k| k + 1);
-                    let (first, second) = spans.split_at(cut);
-                    let vr: &[DVec3] = v;
-                    let [h0, h1] = &mut self.halves;
+                    spans.split_at(cut)
+                } else {
+                    (&spans[..], &[][..])
+                };
+                let vr: &[DVec3] = v;
+                let [h0, h1] = &mut self.halves;
+                if second.is_empty() {
+                    h0.solve(first, links, vr, target, h);
+                } else {
                     rayon::join(
                         || h0.solve(first, links, vr, target, h),
                         || h1.solve(second, links, vr, target, h),
                     );
-                    for (half, part) in [(&self.halves[0], first), (&self.halves[1], second)] {
-                        let mut start = 0;
-                        for (&end, r) in half.ends.iter().zip(part) {
-                            let delta = &half.out[start..end];
-                            any |= !delta.is_empty();
-                            for &(i, dv) in delta {
-                                v[i as usize] += dv;
-                            }
-                            record(log, &links[r.clone()], delta, x);
-                            start = end;
+                }
+                for (half, part) in [(&self.halves[0], first), (&self.halves[1], second)] {
+                    let mut start = 0;
+                    for (&end, r) in half.ends.iter().zip(part) {
+                        let delta = &half.out[start..end];
+                        any |= !delta.is_empty();
+                        for &(i, dv) in delta {
+                            v[i as usize] += dv;
                         }
-                    }
-                } else {
-                    // Chains of a family share no particle, so solving two at a time (the
-                    // second before the first's changes are applied) changes nothing.
-                    for pair in spans.chunks(2) {
-                        if let [r0, r1] = pair {
-                            let pair_links = [&links[r0.clone()], &links[r1.clone()]];
-                            solve_chain_pair(pair_links, v, target, h, &mut self.scratch);
-                        } else {
-                            let r = pair[0].clone();
-                            solve_chain(&links[r], v, target, h, &mut self.scratch[0]);
-                        }
-                        for (sc, r) in self.scratch[..pair.len()].iter().zip(pair) {
-                            any |= !sc.out.is_empty();
-                            for &(i, dv) in &sc.out {
-                                v[i as usize] += dv;
-                            }
-                            record(log, &links[r.clone()], &sc.out, x);
-                        }
+                        record(log, &links[r.clone()], delta, x);
+                        start = end;
                     }
                 }
                 if let Some(c) = &contacts {
