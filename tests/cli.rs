@@ -783,7 +783,7 @@ fn bench_app_rows_are_runs_of_their_flags() {
     let md = std::fs::read_to_string(dir.join("bench.md")).unwrap();
     let header = "| scene | grid | solver | tolerance | self-collision | step | ms/frame mean | \
                   p95 | slowest | slowest ÷ median | iterations/frame | max strain | steps over tolerance | drag held | \
-                  self-contact ms/frame | gathers/frame | rows | zone steps (whole cloth) | frames crossing | \
+                  self-contact ms/frame | gathers/frame (whole + partial) | rows | zone steps (whole cloth) | frames crossing | \
                   on ÷ off | status |";
     assert!(md.contains(header), "{md}");
     let rows: Vec<&str> = md

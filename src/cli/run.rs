@@ -395,6 +395,8 @@ pub struct SelfSummary {
     pub max_crossings: u32,
     /// Broad-phase gathers of candidates over the run (detection's unit of cost).
     pub gathers: u64,
+    /// Gathers of only the pairs around a few strayed particles over the run.
+    pub regathers: u64,
     /// Wall time of self-contact (detection, fail-safe, crossing count) per step, ms, mean.
     pub ms_per_step: f64,
 }
@@ -873,6 +875,7 @@ pub fn simulate(
         sc.crossing_steps += u64::from(stats.crossings > 0);
         sc.max_crossings = sc.max_crossings.max(stats.crossings);
         sc.gathers += u64::from(stats.self_gathers);
+        sc.regathers += u64::from(stats.self_regathers);
         report.tear.broken += u64::from(stats.torn);
         report.tear.tear_steps += u64::from(stats.torn > 0);
         report.tear.max_tear_ms = report

@@ -1359,6 +1359,7 @@ impl World {
         stats.zone_bounded = bounded;
         stats.crossings = crossings as u32;
         stats.self_gathers = self.selfc.gathers();
+        stats.self_regathers = self.selfc.regathers();
         stats.self_contact_time += t0.elapsed();
         false
     }

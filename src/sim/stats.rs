@@ -218,6 +218,10 @@ pub struct StepStats {
     /// ([`crate::sim::contact::SelfContact`]): 0 while the cloth stays within the margin of
     /// the last gather, one or more where its motion strays from it.
     pub self_gathers: u32,
+    /// Gathers of only the pairs around a few particles that strayed beyond the last
+    /// gather's margins ([`crate::sim::contact::SelfContact::regathers`]): each visits only
+    /// the patches that hold one.
+    pub self_regathers: u32,
     /// Wall time of self-contact's detection, fail-safe and crossing count (inside the
     /// collision, position and integration phases' timings): what self-collision adds
     /// besides the rows' share of the solve.
@@ -344,6 +348,7 @@ impl StepStats {
         self.zone_projection_iterations += other.zone_projection_iterations;
         self.zone_projections_stalled += other.zone_projections_stalled;
         self.self_gathers += other.self_gathers;
+        self.self_regathers += other.self_regathers;
         self.self_contact_time += other.self_contact_time;
         self.tear_time += other.tear_time;
         self.splits += other.splits;
@@ -429,6 +434,7 @@ impl StepStats {
             zone_bounded: None,
             crossings: 0,
             self_gathers: 0,
+            self_regathers: 0,
             self_contact_time: Duration::ZERO,
             torn: 0,
             tear_time: Duration::ZERO,

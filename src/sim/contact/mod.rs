@@ -277,6 +277,9 @@ pub struct SelfContact {
     zoned: Vec<bool>,
     /// Gathers since the step began.
     gathers: u32,
+    /// Gathers of the pairs around the particles that strayed since the step began
+    /// ([`SelfContact::gather_strayed`]).
+    regathers: u32,
     /// The gap of the last detection (m): the capped thickness.
     gap: f64,
     /// The particles of each (edge, triangle) pair of the lips that crossed at the end of
@@ -321,6 +324,12 @@ impl SelfContact {
         self.gathers
     }
 
+    /// Gathers of the pairs around a few strayed particles since the step began: each
+    /// visits only the patches that hold one.
+    pub fn regathers(&self) -> u32 {
+        self.regathers
+    }
+
     /// Crossing (edge, triangle) pairs at the end of the last step that counted them.
     pub fn crossings(&self) -> usize {
         self.crossings
@@ -351,6 +360,7 @@ impl SelfContact {
         }
         self.ordering = false;
         self.gathers = 0;
+        self.regathers = 0;
         self.rows.clear();
         self.keys.clear();
         self.stale = true;
@@ -449,6 +459,7 @@ impl SelfContact {
     /// steps a frame it costs more than it saves: results.md, "The gather without a spare
     /// margin".
     fn ensure_candidates(&mut self, x1: &[DVec3], inv_mass: &[f64], reach: f64) {
+        let margin = 2.0 * reach.max(self.thickness_hint);
         if self.covers(x1, reach) || self.culled_still_apart(x1, reach) {
             if self.stale {
                 let x0 = &self.x0;
@@ -464,14 +475,15 @@ impl SelfContact {
             }
             return;
         }
-        self.gather(x1, inv_mass, 2.0 * reach.max(self.thickness_hint));
+        if margin != self.margin || !self.gather_strayed(x1, inv_mass, reach) {
+            self.gather(x1, inv_mass, margin);
+        }
         self.stale = false;
-        // Gathered again within a step: the pairs that have rows keep them.
-        if !self.keys.is_empty() {
-            let keys = &self.keys;
-            for c in &mut self.candidates {
-                c.rowed = keys.contains(&c.key);
-            }
+        // Gathered again within a step: the pairs that have rows keep them, the others
+        // are tested again (a pair of lips still on each other among them).
+        let keys = &self.keys;
+        for c in &mut self.candidates {
+            c.rowed = keys.contains(&c.key);
         }
     }
 
@@ -487,10 +499,84 @@ impl SelfContact {
         self.reference0.clone_from(&self.x0);
         let mut out = std::mem::take(&mut self.candidates);
         out.clear();
-        if !self.find_pairs(x1, inv_mass, margin, None, &mut out) {
+        let mut culled = std::mem::take(&mut self.culled);
+        if !self.find_pairs(x1, inv_mass, margin, None, &mut out, &mut culled) {
             self.gathered = false;
         }
         self.candidates = out;
+        // The culled patches' pairs stay only as far apart as each keeps on this sweep:
+        // their particles' margins.
+        self.margins.clear();
+        self.margins.resize(x1.len(), margin);
+        self.margin = margin;
+        self.lower_margins(&culled);
+        self.culled = culled;
+    }
+
+    /// Lower the margins of the particles of `culled`'s patches to the distance each keeps.
+    fn lower_margins(&mut self, culled: &[([u32; 2], f64)]) {
+        for &(nodes, g) in culled {
+            for k in nodes {
+                for &t in self.patches.node_triangles(k as usize) {
+                    for &i in &self.surface.triangles[t as usize] {
+                        let m = &mut self.margins[i as usize];
+                        *m = m.min(g);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Where only a few particles stray at `x1` beyond what the candidates cover
+    /// ([`SelfContact::strayed`]), gather the pairs that hold one of them afresh and keep
+    /// the others': the second gather of a step — after the solve, whose end strays from
+    /// the free-flight preview the first was made for where the hand pulls or the cloth
+    /// presses on itself — then visits only the patches that hold a strayed particle.
+    /// Returns false, with nothing changed, where too many strayed.
+    ///
+    /// Why the rest still holds: a kept particle `i` strayed by `eᵢ` from the positions
+    /// it was gathered for (less the mean motion) with `reach + 2eᵢ` within its margin
+    /// `mᵢ`. Measured from `x1` instead, a later position that strays by `d` from it
+    /// strays by at most `d + eᵢ` from the old one, so its pairs are covered while
+    /// `reach' + 2d ≤ mᵢ − 2eᵢ`: that is its new margin. The strayed particles take the
+    /// gather's margin, less where a culled patch keeps theirs closer. The list is the
+    /// whole gather's but for pairs that stay beyond reach either way, so the rows, made
+    /// in the candidates' order, are the same.
+    fn gather_strayed(&mut self, x1: &[DVec3], inv_mass: &[f64], reach: f64) -> bool {
+        let Some(mask) = self.strayed(x1, reach) else {
+            return false;
+        };
+        let mut fresh = Vec::new();
+        let mut culled = Vec::new();
+        if !self.find_pairs(
+            x1,
+            inv_mass,
+            self.margin,
+            Some(&mask),
+            &mut fresh,
+            &mut culled,
+        ) {
+            return false;
+        }
+        self.regathers += 1;
+        let shift = mean_displacement(x1, &self.reference);
+        for (i, m) in self.margins.iter_mut().enumerate() {
+            *m = if mask[i] {
+                self.margin
+            } else {
+                *m - 2.0 * (x1[i] - self.reference[i] - shift).length()
+            };
+        }
+        self.lower_margins(&culled);
+        self.reference.clear();
+        self.reference.extend_from_slice(x1);
+        // The whole gather's culled patches no longer say which pairs the list lacks.
+        self.culled.clear();
+        self.candidates
+            .retain(|c| !c.p.iter().any(|&i| mask[i as usize]));
+        self.candidates.extend(fresh);
+        self.candidates.sort_unstable_by_key(Candidate::order);
+        true
     }
 
     /// The pairs [`SelfContact::gather`] finds, into `out`; with `near`, only those with a
@@ -502,6 +588,7 @@ impl SelfContact {
         margin: f64,
         near: Option<&[bool]>,
         out: &mut Vec<Candidate>,
+        culled: &mut Vec<([u32; 2], f64)>,
     ) -> bool {
         // Items and queries each grow by half the margin: two boxes overlap exactly when
         // the swept bounds come within the margin.
@@ -519,15 +606,33 @@ impl SelfContact {
         // no distance at any moment of the step, and keeps the boxes of a cloth the hand
         // carries fast as small as those of one at rest.
         let shift = mean_displacement(x1, x0);
-        let swept = |i: u32| {
-            let i = i as usize;
-            Aabb::EMPTY.grow(x0[i]).grow(x1[i] - shift)
-        };
         let merge = |a: Aabb, b: Aabb| Aabb {
             min: a.min.min(b.min),
             max: a.max.max(b.max),
         };
-        let tri_box = |tri: &[u32; 3]| merge(merge(swept(tri[0]), swept(tri[1])), swept(tri[2]));
+        // Each particle's, edge's and triangle's box made once a gather: a pair of leaves
+        // asks for each of theirs a few dozen times.
+        let swept: Vec<Aabb> = x0
+            .iter()
+            .zip(x1)
+            .map(|(&a, &b)| Aabb::EMPTY.grow(a).grow(b - shift))
+            .collect();
+        let tri_boxes: Vec<Aabb> = s
+            .triangles
+            .iter()
+            .map(|t| {
+                merge(
+                    merge(swept[t[0] as usize], swept[t[1] as usize]),
+                    swept[t[2] as usize],
+                )
+            })
+            .collect();
+        let edge_boxes: Vec<Aabb> = s
+            .edges
+            .iter()
+            .map(|e| merge(swept[e[0] as usize], swept[e[1] as usize]).inflate(inflate))
+            .collect();
+        let vert_boxes: Vec<Aabb> = swept.iter().map(|b| b.inflate(inflate)).collect();
         if near.is_none() {
             self.mean_edge = s
                 .edges
@@ -536,10 +641,6 @@ impl SelfContact {
                 .sum::<f64>()
                 / s.edges.len().max(1) as f64;
         }
-        // The boxes of the step's vertices, edges and triangles, each grown by half the
-        // margin, as the pairs of leaves ask for them.
-        let vert_box = |v: u32| swept(v).inflate(inflate);
-        let edge_box = |e: [u32; 2]| merge(swept(e[0]), swept(e[1])).inflate(inflate);
         // The pairs of leaves of the surface's patches that may hold such a pair; a patch
         // that keeps its own features apart over the step by more than the detection's
         // reach is skipped whole ([`patches`]), and its particles' candidates then cover
@@ -548,17 +649,19 @@ impl SelfContact {
             margin.min(CULL_LEAST * self.thickness_hint),
             margin.min(2.0 * self.thickness_hint),
         );
-        self.patches.refit(s, x0, x1, |t| tri_box(&s.triangles[t]));
+        self.patches.refit(s, x0, x1, |t| tri_boxes[t]);
         let mut leaf_pairs = std::mem::take(&mut self.leaf_pairs);
-        // The whole gather's culled patches are kept with its candidates; a gather of the
-        // pairs around a few particles keeps its own apart.
-        let mut culled = if near.is_none() {
-            std::mem::take(&mut self.culled)
-        } else {
-            Vec::new()
-        };
-        self.patches
-            .traverse(x0, x1, inflate, culling, &mut leaf_pairs, &mut culled);
+        // Around a few particles, only the patches that hold one.
+        let marked = near.map(|m| self.patches.marked_nodes(s, m));
+        self.patches.traverse(
+            x0,
+            x1,
+            inflate,
+            culling,
+            marked.as_deref(),
+            &mut leaf_pairs,
+            culled,
+        );
         // Whether an item holds a particle `near` marks (every item without `near`).
         let holds_marked = |p: &[u32]| near.is_none_or(|m| p.iter().any(|&i| m[i as usize]));
         let tangled = &self.tangled;
@@ -603,7 +706,9 @@ impl SelfContact {
         // Vertex `v` against triangle `t`, whose box (grown) is `tri_bounds`.
         let vertex_triangle = |v: u32, t: u32, tri_bounds: &Aabb, found: &mut Vec<Candidate>| {
             let tri = &s.triangles[t as usize];
-            if !(holds_marked(&[v]) || holds_marked(tri)) || !vert_box(v).overlaps(tri_bounds) {
+            if !(holds_marked(&[v]) || holds_marked(tri))
+                || !vert_boxes[v as usize].overlaps(tri_bounds)
+            {
                 return;
             }
             let p = [v, tri[0], tri[1], tri[2]];
@@ -613,7 +718,7 @@ impl SelfContact {
         // Vertices `vs` against triangles `ts`, each triangle's box made once.
         let vertices_triangles = |vs: &[u32], ts: &[u32], found: &mut Vec<Candidate>| {
             for &t in ts {
-                let bounds = tri_box(&s.triangles[t as usize]).inflate(inflate);
+                let bounds = tri_boxes[t as usize].inflate(inflate);
                 for &v in vs {
                     vertex_triangle(v, t, &bounds, found);
                 }
@@ -622,7 +727,9 @@ impl SelfContact {
         let edge_edge = |i: u32, j: u32, found: &mut Vec<Candidate>| {
             let (i, j) = (i.min(j), i.max(j));
             let (lo, hi) = (s.edges[i as usize], s.edges[j as usize]);
-            if !(holds_marked(&lo) || holds_marked(&hi)) || !edge_box(lo).overlaps(&edge_box(hi)) {
+            if !(holds_marked(&lo) || holds_marked(&hi))
+                || !edge_boxes[i as usize].overlaps(&edge_boxes[j as usize])
+            {
                 return;
             }
             // The lower edge first: the motion bound and the distance are taken from the
@@ -656,7 +763,7 @@ impl SelfContact {
         // Particles on no triangle, against the triangles near them.
         let mut near_leaves = Vec::new();
         for &v in &patches.isolated {
-            patches.leaves_near(&vert_box(v), inflate, &mut near_leaves);
+            patches.leaves_near(&vert_boxes[v as usize], inflate, &mut near_leaves);
             for &k in &near_leaves {
                 vertices_triangles(&[v], patches.leaf_triangles(k as usize), out);
             }
@@ -666,24 +773,6 @@ impl SelfContact {
         // triangle, then by vertex; edge–edge pairs by their edges — the order the hash
         // gave them in: the rows are made and swept in it.
         out.sort_unstable_by_key(Candidate::order);
-        if near.is_none() {
-            // The culled patches' pairs stay only as far apart as each keeps on this
-            // sweep: their particles' margins.
-            self.margins.clear();
-            self.margins.resize(x0.len(), margin);
-            self.margin = margin;
-            for &(nodes, g) in &culled {
-                for k in nodes {
-                    for &t in self.patches.node_triangles(k as usize) {
-                        for &i in &self.surface.triangles[t as usize] {
-                            let m = &mut self.margins[i as usize];
-                            *m = m.min(g);
-                        }
-                    }
-                }
-            }
-            self.culled = culled;
-        }
         true
     }
 
@@ -976,7 +1065,7 @@ impl SelfContact {
             match &near {
                 None => self.ensure_candidates(x, inv_mass, TOUCH),
                 Some(m) => {
-                    self.find_pairs(x, inv_mass, TOUCH, Some(m), &mut local);
+                    self.find_pairs(x, inv_mass, TOUCH, Some(m), &mut local, &mut Vec::new());
                 }
             }
             let kept = self.candidates.len();
@@ -1816,9 +1905,16 @@ mod tests {
         let inv_mass = cloth.particles.inv_mass.clone();
         let margin = 0.02;
         let mut all = Vec::new();
-        assert!(sc.find_pairs(&x1, &inv_mass, margin, None, &mut all));
+        assert!(sc.find_pairs(&x1, &inv_mass, margin, None, &mut all, &mut Vec::new()));
         let mut some = Vec::new();
-        assert!(sc.find_pairs(&x1, &inv_mass, margin, Some(&near), &mut some));
+        assert!(sc.find_pairs(
+            &x1,
+            &inv_mass,
+            margin,
+            Some(&near),
+            &mut some,
+            &mut Vec::new()
+        ));
         let key_of = |c: &Candidate| (c.key, c.d0.to_bits());
         let mut want: Vec<_> = all
             .iter()
@@ -1848,6 +1944,90 @@ mod tests {
             &missing[..missing.len().min(5)],
             &extra[..extra.len().min(5)]
         );
+    }
+
+    /// A second detection in a step, where a few particles strayed beyond what the first
+    /// gather covers, gathers only the pairs around them ([`SelfContact::gather_strayed`])
+    /// and makes exactly the rows a whole gather makes; so does a third that strays
+    /// within the margins it left.
+    #[test]
+    fn a_gather_around_strayed_particles_makes_the_rows_of_a_whole_one() {
+        use crate::sim::cloth::GridSpec;
+        use rand::{Rng, SeedableRng};
+        use rand_chacha::ChaCha8Rng;
+        let (w, h) = (16, 16);
+        let mut cloth = Cloth::grid(&GridSpec {
+            width: w,
+            height: h,
+            ..GridSpec::default()
+        })
+        .unwrap();
+        // Folded in two, the far half 3 mm over the near one.
+        let xs: Vec<f64> = cloth.particles.x.iter().map(|p| p.x).collect();
+        let mid = 0.5
+            * (xs.iter().cloned().fold(f64::MAX, f64::min)
+                + xs.iter().cloned().fold(f64::MIN, f64::max));
+        for (i, p) in cloth.particles.x.iter_mut().enumerate() {
+            if i % w >= w / 2 {
+                p.x = 2.0 * mid - p.x + 0.01;
+                p.y += 0.003;
+            }
+        }
+        let n = cloth.len();
+        let inv_mass = cloth.particles.inv_mass.clone();
+        let thickness = 0.004;
+        let mut rng = ChaCha8Rng::seed_from_u64(0x5eed);
+        let mut rand = || rng.random::<f64>();
+        let mut sc = SelfContact::default();
+        sc.begin(&cloth);
+        let x1: Vec<DVec3> = cloth
+            .particles
+            .x
+            .iter()
+            .map(|p| *p + DVec3::new(rand() - 0.5, rand() - 0.5, rand() - 0.5) * 1e-3)
+            .collect();
+        sc.detect(&x1, &inv_mass, thickness);
+        assert_eq!((sc.gathers(), sc.regathers()), (1, 0));
+        // A tenth of the particles slide 2 cm along the sheet, half one way and half the
+        // other, over triangles of the other layer their first gather did not pair them
+        // with; the others stay (nearly still in the frame of the mean motion, which the
+        // gather takes out).
+        let moved: Vec<bool> = (0..n).map(|_| rand() < 0.1).collect();
+        let mut sign = 1.0;
+        let x2: Vec<DVec3> = (0..n)
+            .map(|i| {
+                if !moved[i] {
+                    return x1[i];
+                }
+                sign = -sign;
+                x1[i] + sign * DVec3::new(0.02, 0.0, 0.01)
+            })
+            .collect();
+        let x3: Vec<DVec3> = x2
+            .iter()
+            .map(|p| *p + DVec3::new(rand() - 0.5, rand() - 0.5, rand() - 0.5) * 1e-4)
+            .collect();
+        let mut whole = sc.clone();
+        let added = sc.detect(&x2, &inv_mass, thickness);
+        assert_eq!(
+            (sc.gathers(), sc.regathers()),
+            (1, 1),
+            "only around the strayed"
+        );
+        whole.forget_candidates();
+        assert_eq!(whole.detect(&x2, &inv_mass, thickness), added);
+        assert_eq!(whole.gathers(), 2);
+        assert!(
+            added > 10,
+            "the slide brings new pairs within reach: {added}"
+        );
+        assert_eq!(sc.rows, whole.rows);
+        // Within the margins the gather around the strayed left: no gather at all.
+        sc.detect(&x3, &inv_mass, thickness);
+        assert_eq!((sc.gathers(), sc.regathers()), (1, 1));
+        whole.forget_candidates();
+        whole.detect(&x3, &inv_mass, thickness);
+        assert_eq!(sc.rows, whole.rows);
     }
 
     /// The least distance of a pair over the straight sweep from `x0` to `x1`, sampled.

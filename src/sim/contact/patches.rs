@@ -706,21 +706,40 @@ impl Patches {
         )
     }
 
+    /// Which nodes hold a triangle with a particle `particles` marks: a pair of nodes
+    /// neither of which does holds no pair with a marked particle.
+    pub fn marked_nodes(&self, surface: &Surface, particles: &[bool]) -> Vec<bool> {
+        let mut marked = vec![false; self.nodes.len()];
+        for k in 0..self.nodes.len() {
+            marked[k] = match self.nodes[k].children {
+                Some([a, b]) => marked[a as usize] || marked[b as usize],
+                None => surface.triangles[k]
+                    .iter()
+                    .any(|&i| particles.get(i as usize).copied().unwrap_or(true)),
+            };
+        }
+        marked
+    }
+
     /// The pairs of leaves (indices into [`Patches::leaves`], the first not after the
     /// second) whose elements must be tested: every pair of leaves whose boxes, each grown by
-    /// `inflate`, overlap and that no culled node holds both of. A node is culled where its
-    /// guard keeps its features at least `least` apart (measured up to `most`): the
-    /// culled nodes, with the distance each keeps, into `culled` (a node as `[k, k]`, two
-    /// culled together as both).
+    /// `inflate`, overlap and that no culled node holds both of; with `marked` (from
+    /// [`Patches::marked_nodes`]), only the pairs with a marked node — the rest is never
+    /// visited. A node is culled where its guard keeps its features at least `least` apart
+    /// (measured up to `most`): the culled nodes, with the distance each keeps, into
+    /// `culled` (a node as `[k, k]`, two culled together as both).
+    #[allow(clippy::too_many_arguments)]
     pub fn traverse(
         &self,
         x0: &[DVec3],
         x1: &[DVec3],
         inflate: f64,
         (least, most): (f64, f64),
+        marked: Option<&[bool]>,
         out: &mut Vec<[u32; 2]>,
         culled: &mut Vec<([u32; 2], f64)>,
     ) {
+        let visits = |k: u32| marked.is_none_or(|m| m[k as usize]);
         out.clear();
         culled.clear();
         let Some(root) = self.fitted_root() else {
@@ -732,6 +751,9 @@ impl Patches {
         // comes out in one order on every run.
         while let Some(k) = selfs.pop() {
             let node = self.nodes[k as usize];
+            if !visits(k) {
+                continue;
+            }
             if let Some(g) = self.guard(k as usize, x0, x1, least, most) {
                 culled.push(([k, k], g));
                 continue;
@@ -745,6 +767,9 @@ impl Patches {
             pairs.clear();
             pairs.push([a, b]);
             while let Some([p, q]) = pairs.pop() {
+                if !visits(p) && !visits(q) {
+                    continue;
+                }
                 let (np, nq) = (self.nodes[p as usize], self.nodes[q as usize]);
                 let (bp, bq) = (self.fits[p as usize].bounds, self.fits[q as usize].bounds);
                 if !bp.inflate(inflate).overlaps(&bq.inflate(inflate)) {
