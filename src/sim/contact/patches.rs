@@ -728,6 +728,10 @@ impl Patches {
     /// visited. A node is culled where its guard keeps its features at least `least` apart
     /// (measured up to `most`): the culled nodes, with the distance each keeps, into
     /// `culled` (a node as `[k, k]`, two culled together as both).
+    ///
+    /// Depth first, each node's pairs across its children, then its first child's own
+    /// pairs, then its second's: one order on every run. A node of [`PAR_TRIANGLES`] or
+    /// more walks the three on the pool's threads and joins their lists in that order.
     #[allow(clippy::too_many_arguments)]
     pub fn traverse(
         &self,
@@ -739,80 +743,21 @@ impl Patches {
         out: &mut Vec<[u32; 2]>,
         culled: &mut Vec<([u32; 2], f64)>,
     ) {
-        let visits = |k: u32| marked.is_none_or(|m| m[k as usize]);
         out.clear();
         culled.clear();
         let Some(root) = self.fitted_root() else {
             return;
         };
-        let mut selfs = vec![root];
-        let mut pairs: Vec<[u32; 2]> = Vec::new();
-        // Depth first, each node's own pairs then its children's pairs across, so the list
-        // comes out in one order on every run.
-        while let Some(k) = selfs.pop() {
-            let node = self.nodes[k as usize];
-            if !visits(k) {
-                continue;
-            }
-            if let Some(g) = self.guard(k as usize, x0, x1, least, most) {
-                culled.push(([k, k], g));
-                continue;
-            }
-            if node.leaf {
-                let li = self.leaf_index[k as usize];
-                out.push([li, li]);
-                continue;
-            }
-            let [a, b] = node.children.expect("a node above the leaves has children");
-            pairs.clear();
-            pairs.push([a, b]);
-            while let Some([p, q]) = pairs.pop() {
-                if !visits(p) && !visits(q) {
-                    continue;
-                }
-                let (np, nq) = (self.nodes[p as usize], self.nodes[q as usize]);
-                let (bp, bq) = (self.fits[p as usize].bounds, self.fits[q as usize].bounds);
-                if !bp.inflate(inflate).overlaps(&bq.inflate(inflate)) {
-                    continue;
-                }
-                // Two patches that join into one the guard passes: none of their pairs
-                // across (Volino and Magnenat-Thalmann's adjacency test).
-                if let Some(g) = self.union_guard(p as usize, q as usize, x0, x1, least, most) {
-                    culled.push(([p, q], g));
-                    continue;
-                }
-                match (np.leaf, nq.leaf) {
-                    (true, true) => {
-                        let (lp, lq) = (self.leaf_index[p as usize], self.leaf_index[q as usize]);
-                        out.push([lp.min(lq), lp.max(lq)]);
-                    }
-                    (false, true) => {
-                        let [c, d] = np.children.expect("children");
-                        pairs.push([d, q]);
-                        pairs.push([c, q]);
-                    }
-                    (true, false) => {
-                        let [c, d] = nq.children.expect("children");
-                        pairs.push([p, d]);
-                        pairs.push([p, c]);
-                    }
-                    (false, false) => {
-                        // The larger one split.
-                        if np.end - np.first >= nq.end - nq.first {
-                            let [c, d] = np.children.expect("children");
-                            pairs.push([d, q]);
-                            pairs.push([c, q]);
-                        } else {
-                            let [c, d] = nq.children.expect("children");
-                            pairs.push([p, d]);
-                            pairs.push([p, c]);
-                        }
-                    }
-                }
-            }
-            selfs.push(b);
-            selfs.push(a);
-        }
+        let walk = Walk {
+            patches: self,
+            x0,
+            x1,
+            inflate,
+            least,
+            most,
+            marked,
+        };
+        walk.node(root, &mut Found { out, culled });
     }
 
     /// Whether every node (or two together) of `culled`, from a traversal, still keeps its
@@ -862,6 +807,128 @@ impl Patches {
             } else if let Some([a, b]) = node.children {
                 stack.push(b);
                 stack.push(a);
+            }
+        }
+    }
+}
+
+/// Nodes of at least this many triangles walk their three parts on the pool's threads
+/// ([`Patches::traverse`]).
+pub const PAR_TRIANGLES: u32 = 256;
+
+/// What a traversal finds: pairs of leaves, and the culled nodes with their distances.
+struct Found<'o> {
+    out: &'o mut Vec<[u32; 2]>,
+    culled: &'o mut Vec<([u32; 2], f64)>,
+}
+
+/// One traversal's inputs ([`Patches::traverse`]).
+struct Walk<'a> {
+    patches: &'a Patches,
+    x0: &'a [DVec3],
+    x1: &'a [DVec3],
+    inflate: f64,
+    least: f64,
+    most: f64,
+    marked: Option<&'a [bool]>,
+}
+
+impl Walk<'_> {
+    fn visits(&self, k: u32) -> bool {
+        self.marked.is_none_or(|m| m[k as usize])
+    }
+
+    /// Node `k`'s own pairs: none where its guard culls it, itself where it is a leaf,
+    /// else those across its children and each child's own.
+    fn node(&self, k: u32, found: &mut Found<'_>) {
+        let p = self.patches;
+        if !self.visits(k) {
+            return;
+        }
+        let node = p.nodes[k as usize];
+        if let Some(g) = p.guard(k as usize, self.x0, self.x1, self.least, self.most) {
+            found.culled.push(([k, k], g));
+            return;
+        }
+        if node.leaf {
+            let li = p.leaf_index[k as usize];
+            found.out.push([li, li]);
+            return;
+        }
+        let [a, b] = node.children.expect("a node above the leaves has children");
+        if node.end - node.first < PAR_TRIANGLES || rayon::current_num_threads() < 2 {
+            self.across(a, b, found);
+            self.node(a, found);
+            self.node(b, found);
+            return;
+        }
+        let part = |f: &(dyn Fn(&mut Found<'_>) + Sync)| {
+            let (mut out, mut culled) = (Vec::new(), Vec::new());
+            f(&mut Found {
+                out: &mut out,
+                culled: &mut culled,
+            });
+            (out, culled)
+        };
+        let (across, (first, second)) = rayon::join(
+            || part(&|f| self.across(a, b, f)),
+            || rayon::join(|| part(&|f| self.node(a, f)), || part(&|f| self.node(b, f))),
+        );
+        for (mut out, mut culled) in [across, first, second] {
+            found.out.append(&mut out);
+            found.culled.append(&mut culled);
+        }
+    }
+
+    /// The pairs across nodes `a` and `b`, siblings: pairs of nodes whose grown boxes
+    /// overlap, split down to the leaves, the larger first, unless they join into one
+    /// the guard passes.
+    fn across(&self, a: u32, b: u32, found: &mut Found<'_>) {
+        let p = self.patches;
+        let (x0, x1, inflate) = (self.x0, self.x1, self.inflate);
+        let mut pairs: Vec<[u32; 2]> = vec![[a, b]];
+        while let Some([q, r]) = pairs.pop() {
+            if !self.visits(q) && !self.visits(r) {
+                continue;
+            }
+            let (nq, nr) = (p.nodes[q as usize], p.nodes[r as usize]);
+            let (bq, br) = (p.fits[q as usize].bounds, p.fits[r as usize].bounds);
+            if !bq.inflate(inflate).overlaps(&br.inflate(inflate)) {
+                continue;
+            }
+            // Two patches that join into one the guard passes: none of their pairs
+            // across (Volino and Magnenat-Thalmann's adjacency test).
+            if let Some(g) = p.union_guard(q as usize, r as usize, x0, x1, self.least, self.most) {
+                found.culled.push(([q, r], g));
+                continue;
+            }
+            match (nq.leaf, nr.leaf) {
+                (true, true) => {
+                    let (lq, lr) = (p.leaf_index[q as usize], p.leaf_index[r as usize]);
+                    found.out.push([lq.min(lr), lq.max(lr)]);
+                }
+                (false, true) => {
+                    let [c, d] = nq.children.expect("children");
+                    pairs.push([d, r]);
+                    pairs.push([c, r]);
+                }
+                (true, false) => {
+                    let [c, d] = nr.children.expect("children");
+                    pairs.push([q, d]);
+                    pairs.push([q, c]);
+                }
+                (false, false) => {
+                    // The larger one split.
+                    if nq.end - nq.first >= nr.end - nr.first {
+                        let [c, d] = nq.children.expect("children");
+                        pairs.push([d, r]);
+                        pairs.push([c, r]);
+                    } else {
+                        let [c, d] = nr.children.expect("children");
+                        pairs.push([q, d]);
+                        pairs.push([q, c]);
+                    }
+                }
             }
         }
     }
