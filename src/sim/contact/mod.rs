@@ -739,7 +739,18 @@ impl SelfContact {
             found.extend(pair(PairKind::EdgeEdge, &lo, &hi, p, key));
         };
         let patches = &self.patches;
-        gather_in_order(&leaf_pairs, out, |_, &[a, b], found| {
+        // A leaf's elements whose boxes reach into the other leaf's box (grown): only
+        // those can be near any of its elements. Two neighbouring leaves overlap along
+        // their border, and most of their elements are not there.
+        let reaching =
+            |items: &[u32], boxes: &dyn Fn(u32) -> Aabb, other: &Aabb, into: &mut Vec<u32>| {
+                into.clear();
+                into.extend(items.iter().copied().filter(|&i| boxes(i).overlaps(other)));
+            };
+        let vert_box = |v: u32| vert_boxes[v as usize];
+        let edge_box = |e: u32| edge_boxes[e as usize];
+        let tri_box = |t: u32| tri_boxes[t as usize].inflate(inflate);
+        gather_in_order(&leaf_pairs, out, |_, &[a, b], found, [vs, ts, ea, eb]| {
             let (a, b) = (a as usize, b as usize);
             if a == b {
                 vertices_triangles(patches.leaf_vertices(a), patches.leaf_triangles(a), found);
@@ -750,11 +761,22 @@ impl SelfContact {
                     }
                 }
             } else {
-                for (p, q) in [(a, b), (b, a)] {
-                    vertices_triangles(patches.leaf_vertices(p), patches.leaf_triangles(q), found);
+                let bounds = [a, b].map(|k| patches.leaf_bounds(k).inflate(inflate));
+                for (p, q, bp, bq) in [
+                    (a, b, &bounds[0], &bounds[1]),
+                    (b, a, &bounds[1], &bounds[0]),
+                ] {
+                    reaching(patches.leaf_vertices(p), &vert_box, bq, vs);
+                    if vs.is_empty() {
+                        continue;
+                    }
+                    reaching(patches.leaf_triangles(q), &tri_box, bp, ts);
+                    vertices_triangles(vs, ts, found);
                 }
-                for &e in patches.leaf_edges(a) {
-                    for &f in patches.leaf_edges(b) {
+                reaching(patches.leaf_edges(a), &edge_box, &bounds[1], ea);
+                reaching(patches.leaf_edges(b), &edge_box, &bounds[0], eb);
+                for &e in ea.iter() {
+                    for &f in eb.iter() {
                         edge_edge(e, f, found);
                     }
                 }
@@ -1684,21 +1706,23 @@ fn lips_counted_apart(
         && !lips_crossed.contains(&set)
 }
 
-/// Append to `out` the candidates `find(index, item, found)` finds for each of `items`,
-/// run on the pool's threads in chunks of [`GATHER_CHUNK`] and joined in item order, so
-/// the list (and every row made from it) is the same on any number of threads.
+/// Append to `out` the candidates `find(index, item, found, scratch)` finds for each of
+/// `items`, run on the pool's threads in chunks of [`GATHER_CHUNK`] (each with its own
+/// scratch lists) and joined in item order, so the list (and every row made from it) is
+/// the same on any number of threads.
 fn gather_in_order<T: Sync>(
     items: &[T],
     out: &mut Vec<Candidate>,
-    find: impl Fn(usize, &T, &mut Vec<Candidate>) + Sync,
+    find: impl Fn(usize, &T, &mut Vec<Candidate>, &mut [Vec<u32>; 4]) + Sync,
 ) {
     let chunks: Vec<Vec<Candidate>> = items
         .par_chunks(GATHER_CHUNK)
         .enumerate()
         .map(|(c, chunk)| {
             let mut found = Vec::new();
+            let mut scratch = Default::default();
             for (k, item) in chunk.iter().enumerate() {
-                find(c * GATHER_CHUNK + k, item, &mut found);
+                find(c * GATHER_CHUNK + k, item, &mut found, &mut scratch);
             }
             found
         })
