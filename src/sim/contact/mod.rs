@@ -453,7 +453,9 @@ impl SelfContact {
 
     /// Make the candidates cover the motion from the step's start to `x1` with `reach`:
     /// those of an earlier step where they still do (their start distances refreshed),
-    /// else gathered anew with a margin of `reach` and as much again. A spare margin for
+    /// else those of this step with the pairs around the few particles that strayed
+    /// gathered afresh ([`SelfContact::gather_strayed`]), else gathered anew with a margin
+    /// of `reach` and as much again. A spare margin for
     /// the steps that follow (a quarter of the mean edge, kept while Newton took one step
     /// a frame) gathers less often but tests more candidates every round, and at four
     /// steps a frame it costs more than it saves: results.md, "The gather without a spare
@@ -1887,33 +1889,37 @@ mod tests {
         Swept { x0: x, x1: x }
     }
 
+    /// An `n`×`n` grid folded in two, the far half 3 mm over the near one.
+    fn folded_grid(n: usize) -> Cloth {
+        use crate::sim::cloth::GridSpec;
+        let mut cloth = Cloth::grid(&GridSpec {
+            width: n,
+            height: n,
+            ..GridSpec::default()
+        })
+        .unwrap();
+        let xs: Vec<f64> = cloth.particles.x.iter().map(|p| p.x).collect();
+        let mid = 0.5
+            * (xs.iter().cloned().fold(f64::MAX, f64::min)
+                + xs.iter().cloned().fold(f64::MIN, f64::max));
+        for (i, p) in cloth.particles.x.iter_mut().enumerate() {
+            if i % n >= n / 2 {
+                p.x = 2.0 * mid - p.x + 0.01;
+                p.y += 0.003;
+            }
+        }
+        cloth
+    }
+
     /// The pairs found around a few particles that strayed (the fail-safe's rounds that
     /// moved only the particles they merged) are exactly the pairs a whole gather finds
     /// that hold one of them: none missed, none extra, each with the same key and start
     /// distance.
     #[test]
     fn pairs_found_around_strayed_particles_are_the_whole_gathers_own() {
-        use crate::sim::cloth::GridSpec;
         use rand::{Rng, SeedableRng};
         use rand_chacha::ChaCha8Rng;
-        let (w, h) = (12, 12);
-        let mut cloth = Cloth::grid(&GridSpec {
-            width: w,
-            height: h,
-            ..GridSpec::default()
-        })
-        .unwrap();
-        // Folded in two, the far half 3 mm over the near one.
-        let xs: Vec<f64> = cloth.particles.x.iter().map(|p| p.x).collect();
-        let mid = 0.5
-            * (xs.iter().cloned().fold(f64::MAX, f64::min)
-                + xs.iter().cloned().fold(f64::MIN, f64::max));
-        for (i, p) in cloth.particles.x.iter_mut().enumerate() {
-            if i % w >= w / 2 {
-                p.x = 2.0 * mid - p.x + 0.01;
-                p.y += 0.003;
-            }
-        }
+        let cloth = folded_grid(12);
         let mut sc = SelfContact::default();
         sc.begin(&cloth);
         let n = cloth.len();
@@ -1976,27 +1982,9 @@ mod tests {
     /// within the margins it left.
     #[test]
     fn a_gather_around_strayed_particles_makes_the_rows_of_a_whole_one() {
-        use crate::sim::cloth::GridSpec;
         use rand::{Rng, SeedableRng};
         use rand_chacha::ChaCha8Rng;
-        let (w, h) = (16, 16);
-        let mut cloth = Cloth::grid(&GridSpec {
-            width: w,
-            height: h,
-            ..GridSpec::default()
-        })
-        .unwrap();
-        // Folded in two, the far half 3 mm over the near one.
-        let xs: Vec<f64> = cloth.particles.x.iter().map(|p| p.x).collect();
-        let mid = 0.5
-            * (xs.iter().cloned().fold(f64::MAX, f64::min)
-                + xs.iter().cloned().fold(f64::MIN, f64::max));
-        for (i, p) in cloth.particles.x.iter_mut().enumerate() {
-            if i % w >= w / 2 {
-                p.x = 2.0 * mid - p.x + 0.01;
-                p.y += 0.003;
-            }
-        }
+        let cloth = folded_grid(16);
         let n = cloth.len();
         let inv_mass = cloth.particles.inv_mass.clone();
         let thickness = 0.004;

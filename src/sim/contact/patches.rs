@@ -713,9 +713,10 @@ impl Patches {
         for k in 0..self.nodes.len() {
             marked[k] = match self.nodes[k].children {
                 Some([a, b]) => marked[a as usize] || marked[b as usize],
-                None => surface.triangles[k]
-                    .iter()
-                    .any(|&i| particles.get(i as usize).copied().unwrap_or(true)),
+                None => surface.triangles.get(k).is_none_or(|t| {
+                    t.iter()
+                        .any(|&i| particles.get(i as usize).copied().unwrap_or(true))
+                }),
             };
         }
         marked
@@ -839,29 +840,24 @@ impl Walk<'_> {
     }
 
     /// Node `k`'s own pairs: none where its guard culls it, itself where it is a leaf,
-    /// else those across its children and each child's own.
+    /// else those across its children and each child's own. Recursive only over nodes of
+    /// [`PAR_TRIANGLES`] or more (the hierarchy's depth there is bounded by the triangles
+    /// over that); below, one loop with a stack of its own.
     fn node(&self, k: u32, found: &mut Found<'_>) {
         let p = self.patches;
+        let node = p.nodes[k as usize];
+        if node.end - node.first < PAR_TRIANGLES || rayon::current_num_threads() < 2 {
+            self.serial(k, found);
+            return;
+        }
         if !self.visits(k) {
             return;
         }
-        let node = p.nodes[k as usize];
         if let Some(g) = p.guard(k as usize, self.x0, self.x1, self.least, self.most) {
             found.culled.push(([k, k], g));
             return;
         }
-        if node.leaf {
-            let li = p.leaf_index[k as usize];
-            found.out.push([li, li]);
-            return;
-        }
         let [a, b] = node.children.expect("a node above the leaves has children");
-        if node.end - node.first < PAR_TRIANGLES || rayon::current_num_threads() < 2 {
-            self.across(a, b, found);
-            self.node(a, found);
-            self.node(b, found);
-            return;
-        }
         let part = |f: &(dyn Fn(&mut Found<'_>) + Sync)| {
             let (mut out, mut culled) = (Vec::new(), Vec::new());
             f(&mut Found {
@@ -871,7 +867,7 @@ impl Walk<'_> {
             (out, culled)
         };
         let (across, (first, second)) = rayon::join(
-            || part(&|f| self.across(a, b, f)),
+            || part(&|f| self.across(a, b, f, &mut Vec::new())),
             || rayon::join(|| part(&|f| self.node(a, f)), || part(&|f| self.node(b, f))),
         );
         for (mut out, mut culled) in [across, first, second] {
@@ -880,13 +876,40 @@ impl Walk<'_> {
         }
     }
 
+    /// [`Walk::node`] on one thread, depth first with a stack: the same order.
+    fn serial(&self, root: u32, found: &mut Found<'_>) {
+        let p = self.patches;
+        let mut selfs = vec![root];
+        let mut pairs = Vec::new();
+        while let Some(k) = selfs.pop() {
+            if !self.visits(k) {
+                continue;
+            }
+            let node = p.nodes[k as usize];
+            if let Some(g) = p.guard(k as usize, self.x0, self.x1, self.least, self.most) {
+                found.culled.push(([k, k], g));
+                continue;
+            }
+            if node.leaf {
+                let li = p.leaf_index[k as usize];
+                found.out.push([li, li]);
+                continue;
+            }
+            let [a, b] = node.children.expect("a node above the leaves has children");
+            self.across(a, b, found, &mut pairs);
+            selfs.push(b);
+            selfs.push(a);
+        }
+    }
+
     /// The pairs across nodes `a` and `b`, siblings: pairs of nodes whose grown boxes
     /// overlap, split down to the leaves, the larger first, unless they join into one
     /// the guard passes.
-    fn across(&self, a: u32, b: u32, found: &mut Found<'_>) {
+    fn across(&self, a: u32, b: u32, found: &mut Found<'_>, pairs: &mut Vec<[u32; 2]>) {
         let p = self.patches;
         let (x0, x1, inflate) = (self.x0, self.x1, self.inflate);
-        let mut pairs: Vec<[u32; 2]> = vec![[a, b]];
+        pairs.clear();
+        pairs.push([a, b]);
         while let Some([q, r]) = pairs.pop() {
             if !self.visits(q) && !self.visits(r) {
                 continue;
