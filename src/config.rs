@@ -5,9 +5,10 @@
 //!
 //! Why these values (docs/numerics.md, "One default"; docs/results.md): with self-collision
 //! on, strips (002) at four steps a frame are the fastest solver measured on every grid
-//! scene under the bench's drags beyond reach, and Newton with geometric stiffness at one
-//! step on the meshes but the flag with a hole; both hold 1e-4 in every step there, where the iterative method caps
-//! or crawls in the steps the hand pulls the cloth taut.
+//! scene under the bench's drags beyond reach (and on the flag with a hole, a mesh), and
+//! Newton with geometric stiffness at one step on the other meshes; both hold 1e-4 in every
+//! step there, where the iterative method caps or crawls in the steps the hand pulls the
+//! cloth taut.
 
 use crate::sim::{ScenePreset, SolverKind};
 
