@@ -76,11 +76,7 @@ fn deterministic_across_thread_counts() {
     // sweep runs in parallel; strips run their chains in parallel at any size.
     const { assert!(100 * 99 / 2 >= impulse_cloth::sim::solver::iterative::PAR_MIN_CONSTRAINTS) };
     let run_with = |threads: usize, kind: SolverKind| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| {
+        on_threads(threads, || {
             let mut p = params(1e-3);
             p.max_iterations = 30;
             let mut w = hanging(100, 0.05, p);

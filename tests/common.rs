@@ -255,3 +255,13 @@ pub fn crossings_by_points(world: &World, margin: f64) -> usize {
         !e.iter().any(|&i| corners.contains(&point[i as usize]))
     })
 }
+
+/// `f` run on a pool of `threads` threads of its own: results that must not depend on the
+/// thread count are compared across calls.
+pub fn on_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(f)
+}

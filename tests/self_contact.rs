@@ -806,11 +806,7 @@ fn self_contact_is_the_same_on_one_thread_and_two() {
     const { assert!(30 * 29 >= impulse_cloth::sim::solver::strips::PAR_MIN_FAMILY) };
     for solver in [SolverKind::Newton, SolverKind::Strips] {
         let run_with = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            pool.install(|| {
+            common::on_threads(threads, || {
                 let (mut world, substeps) = app_scene(ScenePreset::Pile, 30, solver);
                 let mut s = solver.create();
                 let mut rows = 0;
@@ -822,8 +818,15 @@ fn self_contact_is_the_same_on_one_thread_and_two() {
         };
         let (one, rows) = run_with(1);
         let (two, _) = run_with(2);
+        // The pile lies in layers: Newton's one step a frame makes 2 442 rows at most,
+        // strips' four steps 668.
+        let least = if solver == SolverKind::Newton {
+            1000
+        } else {
+            500
+        };
         assert!(
-            rows > 100,
+            rows > least,
             "{solver}: the pile had only {rows} self-contact rows"
         );
         assert!(one == two, "{solver}: 1 and 2 threads differ");

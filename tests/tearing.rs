@@ -527,11 +527,7 @@ fn a_strength_never_reached_changes_nothing() {
 #[test]
 fn tearing_is_the_same_on_any_number_of_threads() {
     let on = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| {
+        on_threads(threads, || {
             let mut w = curtain(70, SolverKind::Strips, Some(1.0), false);
             let stats = run(&mut w, SolverKind::Strips, 12);
             let torn: Vec<u32> = stats.iter().map(|s| s.torn).collect();

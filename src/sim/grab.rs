@@ -277,8 +277,8 @@ impl Reach {
     /// nearest anchor behind it — 0 where the passes only grew dear (the hand holds),
     /// [`SETBACK`] where they ran to their cap (the cloth is taut, and must go slack: a
     /// 3 % set-back after a pass that only grew dear left the flag's next step capped at
-    /// 2.8e-3, its fold pressed by the hand's jump back). The balls cannot say this where the pins pull against
-    /// each other around the hand (the skirt's waist, a ring of pins, with its hem pulled
+    /// 2.8e-3, its fold pressed by the hand's jump back). The balls cannot say this where
+    /// the pins pull against each other around the hand (the skirt's waist, a ring of pins, with its hem pulled
     /// up to the waist's height: no pin's distance grows as it rises, and the cloth is
     /// still taut). Nothing is remembered without anchors (a free cloth cannot stop the
     /// hand) or without a motion.
@@ -319,9 +319,9 @@ impl Reach {
     }
 
     /// `target` moved into the intersection of the balls around every anchor (at its
-    /// position in `x`) and behind every stop ([`Reach::stop`]), by cyclic projection. Unchanged when it is inside already. Where
-    /// the balls barely meet or not at all — a particle on a chain pulled straight between
-    /// two static ones, whose radii, cut by the margins, sum to less than the distance
+    /// position in `x`) and behind every stop ([`Reach::stop`]), by cyclic projection.
+    /// Unchanged when it is inside already. Where the balls barely meet or not at all — a
+    /// particle on a chain pulled straight between two static ones, whose radii, cut by the margins, sum to less than the distance
     /// between their centres — the projection ends outside one of them; the goal is then
     /// the farthest point towards it from `from` (the held particle's position) that
     /// takes the hand no farther from any anchor than its radius or than it already is.
