@@ -130,8 +130,9 @@ pub struct StepStats {
     pub mean_strain: f64,
     /// Largest previewed strain left when the position pass stopped.
     pub position_residual: f64,
-    /// Direct solvers (SLE, Newton, strain-limit): linear solves with a sparse Cholesky
-    /// factor this step (position + velocity passes).
+    /// Direct solvers (SLE, Newton, strain-limit), and strips where its velocity sweeps
+    /// stall: linear solves with a sparse Cholesky factor this step (position + velocity
+    /// passes).
     pub linear_solves: u32,
     /// SLE and strain-limit: largest relative residual ‖Aλ − b‖/‖b‖ of their solves.
     pub solve_residual: f64,

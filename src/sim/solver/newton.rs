@@ -1117,7 +1117,7 @@ impl Solver for NewtonSolver {
         // 30×30 and 32 ms at 50×50 per frame) — one exact SLE solve at the end-of-step
         // directions (0.6 / 2.0 ms), and strips finish what round-off left.
         if self.sweeps_only_velocity {
-            self.polish.velocity_pass(ctx);
+            self.polish.velocity_sweeps_pass(ctx);
             return;
         }
         // Sweeps that failed within the last VELOCITY_RETRY steps of this cloth are

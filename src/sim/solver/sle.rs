@@ -486,7 +486,7 @@ impl Solver for SleSolver {
             // iterate that stalled far from the end of the step: chord solves with it
             // converge slowly (50×50 paper scene: 3.2 ms for the velocity pass against
             // 0.8 ms for strips sweeps alone).
-            self.polish.velocity_pass(ctx);
+            self.polish.velocity_sweeps_pass(ctx);
             return;
         }
         let h = ctx.params.dt;

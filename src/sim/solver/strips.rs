@@ -8,12 +8,13 @@
 //! then all columns (a mesh's cover has a few more families), until
 //! every previewed strain is within the tolerance or the cap. The position preview, the
 //! impulse directions (from the preview) and the velocity pass are those of the iterative
-//! solver (004 §3.2).
+//! solver (004 §3.2), but a velocity pass whose sweeps stall — a cloth held taut between
+//! its pins and the hand — is solved exactly instead ([`VELOCITY_STALL`]).
 
 use glam::DVec3;
 
 use super::iterative;
-use super::{Solver, SolverKind, StepCtx};
+use super::{Solver, SolverKind, StepCtx, StepMark};
 use crate::sim::cloth::{Cloth, ConstraintImpulses};
 use crate::sim::collision::ContactSweep;
 use crate::sim::kernels::{self, StrainBand};
@@ -403,7 +404,34 @@ pub struct StripsSolver {
     halves: [HalfFamily; 2],
     /// The self-contact rows the position sweeps visit (`SelfRows::near`).
     active: Vec<u32>,
+    /// Solve the velocity constraints with sweeps alone, never with the exact solve
+    /// ([`VELOCITY_STALL`]): 002's velocity pass, kept to check that the two agree
+    /// (tests/agreement.rs).
+    pub sweeps_only_velocity: bool,
+    /// The exact solve of a velocity pass whose sweeps stall (its own pattern and factor).
+    exact: Option<Box<super::sle::SleSolver>>,
+    /// The step in which the velocity pass's sweeps last stalled.
+    velocity_stalled: Option<StepMark>,
+    /// The step of this solver's last velocity pass: what it learnt of its sweeps holds
+    /// only for the steps that follow it without a break (not after a solver switch).
+    last_velocity: Option<StepMark>,
 }
+
+/// Velocity sweeps after which a pass that has not converged is solved exactly instead
+/// (one SLE solve at the end-of-step directions, [`super::sle::SleSolver`], as Newton's
+/// velocity pass does), and strips finish what round-off left. The velocity constraints
+/// (004 eq. 3) are linear, so the exact solve meets them at once; where the cloth is held
+/// taut between a pin and the hand the sweeps crawl instead — 100–780 a step in the frames
+/// where the bench's drag grabs the default hanging cloth (docs/results.md, "The velocity
+/// pass solved exactly where its sweeps stall"). A sweep costs about a fiftieth of the
+/// factorisation at 30×30, so the sweeps go first: where they converge (the paper's scene,
+/// a cloth at rest) nothing changes.
+pub const VELOCITY_STALL: u32 = 32;
+
+/// Steps for which a velocity pass goes straight to its exact solve after its sweeps
+/// stalled: the scene that defeats them does so step after step (as for Newton's,
+/// [`super::newton::VELOCITY_RETRY`]).
+pub const VELOCITY_STALL_RETRY: u64 = 16;
 
 /// Position sweeps of one pass that visit the self-contact rows; later sweeps solve the
 /// chains (and the obstacles) alone. Measured on the flag at 50×50 pulled beyond reach: a
@@ -643,6 +671,14 @@ impl StripsSolver {
     }
 }
 
+impl StripsSolver {
+    /// The velocity pass as strips sweeps alone (002): what the SLE's pass falls back on.
+    pub(crate) fn velocity_sweeps_pass(&mut self, ctx: &mut StepCtx<'_>) {
+        let (sweeps, converged) = self.sweeps(ctx, true);
+        ctx.stats.set_velocity_outcome(sweeps, converged);
+    }
+}
+
 impl Solver for StripsSolver {
     fn kind(&self) -> SolverKind {
         SolverKind::Strips
@@ -658,10 +694,54 @@ impl Solver for StripsSolver {
             .set_capped_position_outcome(residual, converged, cap, ctx.params.hard_cap);
     }
 
-    /// The velocity pass (eq. 3) as strips sweeps; the SLE and Newton use it too.
+    /// The velocity pass (eq. 3) as strips sweeps, solved exactly where they stall
+    /// ([`VELOCITY_STALL`]).
     fn velocity_pass(&mut self, ctx: &mut StepCtx<'_>) {
-        let (sweeps, converged) = self.sweeps(ctx, true);
-        ctx.stats.set_velocity_outcome(sweeps, converged);
+        if self.sweeps_only_velocity || ctx.params.effective_cap() <= VELOCITY_STALL {
+            self.velocity_sweeps_pass(ctx);
+            return;
+        }
+        let now = StepMark::of(ctx);
+        if !self
+            .last_velocity
+            .is_some_and(|m| m == now || m.precedes(now))
+        {
+            self.velocity_stalled = None;
+        }
+        self.last_velocity = Some(now);
+        let skip = self
+            .velocity_stalled
+            .is_some_and(|m| m.within(now, VELOCITY_STALL_RETRY));
+        let mut first = 0;
+        if !skip {
+            let mut params = ctx.params.clone();
+            params.max_iterations = VELOCITY_STALL;
+            let mut sub = StepCtx {
+                cloth: &mut *ctx.cloth,
+                params: &params,
+                accel: ctx.accel,
+                ball_end: ctx.ball_end,
+                gliders: ctx.gliders,
+                selfs: ctx.selfs,
+                stats: &mut *ctx.stats,
+            };
+            let (done, converged) = self.sweeps(&mut sub, true);
+            if converged {
+                self.velocity_stalled = None;
+                ctx.stats.set_velocity_outcome(done, true);
+                return;
+            }
+            self.velocity_stalled = Some(now);
+            first = done;
+        }
+        let solved = self
+            .exact
+            .get_or_insert_with(Default::default)
+            .velocity_exact(ctx.cloth);
+        ctx.stats.linear_solves += u32::from(solved);
+        let (more, converged) = self.sweeps(ctx, true);
+        ctx.stats
+            .set_velocity_outcome(first + u32::from(solved) + more, converged);
     }
 }
 #[cfg(test)]
