@@ -979,6 +979,48 @@ fn friction_between_layers_holds_a_layer_on_a_slope() {
     }
 }
 
+/// The app's 30×30 drape as `bench app` drags it, with Newton at one step a frame (a
+/// solver the panel offers): the hand pulls the cloth off the ball through its own
+/// layers, and at two halvings deep one step ended at a strain of 0.431 (its quarter
+/// steps' zones cut short by their work bound). With the default halvings every step
+/// ends within the tolerance and no pair crosses, both counted from positions, through
+/// the frames where that happened.
+#[test]
+fn the_dragged_drape_with_newton_holds_its_tolerance_in_every_step() {
+    use impulse_cloth::cli::bench_app::{AppConfig, Options, setup};
+    use impulse_cloth::cli::run::build_world;
+    let cfg = AppConfig {
+        solver: SolverKind::Newton,
+        tolerance: Some(1e-4),
+    };
+    let opts = Options {
+        frames: 120,
+        self_collision: true,
+        ..Default::default()
+    };
+    let (_, args) = setup(ScenePreset::Drape, 30, &cfg, &opts).unwrap();
+    let mut world = build_world(&args).unwrap();
+    assert_eq!(
+        world.params.max_splits,
+        impulse_cloth::sim::params::DEFAULT_MAX_SPLITS
+    );
+    let mut script = DragScript::new(args.drag.clone(), world.cloth.len()).unwrap();
+    let mut s = args.solver().create();
+    let mut splits = 0;
+    for f in 1..=48u32 {
+        script.before_step(&mut world).unwrap();
+        let st = world.step(s.as_mut()).unwrap();
+        splits += st.splits;
+        let strain = common::strain_from_positions(&world);
+        assert!(
+            strain <= world.params.tolerance * (1.0 + 1e-6),
+            "frame {f}: strain {strain:e}"
+        );
+        assert_eq!(crossings(&world), 0, "frame {f}");
+    }
+    assert!(splits > 0, "no step was halved");
+}
+
 /// The app's 30×30 pile as `bench app` drags it (Newton at 1e-4, one step a frame, the
 /// middle of its top row lifted out of the heap from frame 30): at frame 39 the
 /// projections around the contacts' zones gave up and the growth took the whole cloth,
