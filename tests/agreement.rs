@@ -288,8 +288,11 @@ fn strips_exact_velocity_pass_leaves_the_converged_state_unchanged() {
     let target = base.cloth.particles.x[held] + glam::DVec3::new(0.0, -0.6, 1.2);
     base.start_grab(held, target).expect("grab");
     let (mut fast, mut slow) = (base.clone(), base.clone());
+    // Both position passes are 002's sweeps alone, so that only the velocity pass differs.
     let mut exact = StripsSolver::default();
+    exact.sweeps_only_position = true;
     let mut sweeps = StripsSolver::default();
+    sweeps.sweeps_only_position = true;
     sweeps.sweeps_only_velocity = true;
     let spacing = base.cloth.topology.longest_rest();
     let steps = 20;
@@ -310,6 +313,56 @@ fn strips_exact_velocity_pass_leaves_the_converged_state_unchanged() {
     );
     let d = max_distance(&fast.cloth.particles.x, &slow.cloth.particles.x);
     let bound = steps as f64 * tol * spacing * 32.0;
+    assert!(d < bound, "{d} m apart after {steps} steps (bound {bound})");
+}
+
+/// A strips position pass that stalls is handed to Newton after `POSITION_STALL` sweeps,
+/// an acceleration, not a change of answer: on the app's hanging cloth pulled far by a
+/// grab at 1e-6, where sweeps alone take 1 500–18 000 a step, every step of both runs
+/// converges, the handed-over passes end after a few Newton steps, and the two cloths
+/// stay within what the tolerance allows. Pulled taut, a chain's lengths fix its
+/// particles across it only to second order (LICQ fails, as Newton's module says): a
+/// strain within tol lets a link's end sit √(2·tol)·L aside, so a step may leave the two
+/// answers that far apart per link over the w + h links between a particle and the pins
+/// (measured: 2.5e-3 m after 10 steps, against a bound of 3.0e-2 m; 1.7e-6 m after the
+/// first handed-over step).
+#[test]
+fn a_stalled_strips_position_pass_is_finished_by_newton() {
+    use impulse_cloth::sim::solver::strips::{POSITION_STALL, StripsSolver};
+    let tol = 1e-6;
+    let mut base = app_hanging(tol);
+    let held = 16 * 15 + 8;
+    let target = base.cloth.particles.x[held] + glam::DVec3::new(0.0, -1.5, 3.0);
+    base.start_grab(held, target).expect("grab");
+    let (mut handed, mut alone) = (base.clone(), base.clone());
+    let mut strips = StripsSolver::default();
+    let mut sweeps = StripsSolver::default();
+    sweeps.sweeps_only_position = true;
+    let steps = 10;
+    let (mut handovers, mut handed_sweeps, mut alone_sweeps) = (0, 0, 0);
+    for step in 0..steps {
+        let a = handed.step(&mut strips).expect("finite");
+        let b = alone.step(&mut sweeps).expect("finite");
+        assert!(a.converged && b.converged, "step {step}");
+        assert!(a.max_strain <= tol && b.max_strain <= tol, "step {step}");
+        assert_eq!(b.factorizations, 0, "step {step}: sweeps only");
+        assert!(
+            a.position_iterations <= POSITION_STALL + a.factorizations.max(1) * 50,
+            "step {step}: {} iterations",
+            a.position_iterations
+        );
+        handovers += u32::from(a.factorizations > 0);
+        handed_sweeps += a.position_iterations;
+        alone_sweeps += b.position_iterations;
+    }
+    assert!(handovers > 0, "no pass was handed to Newton");
+    assert!(
+        handed_sweeps < alone_sweeps,
+        "{handed_sweeps} against {alone_sweeps}"
+    );
+    let spacing = base.cloth.topology.longest_rest();
+    let d = max_distance(&handed.cloth.particles.x, &alone.cloth.particles.x);
+    let bound = steps as f64 * (2.0 * tol).sqrt() * spacing * 32.0;
     assert!(d < bound, "{d} m apart after {steps} steps (bound {bound})");
 }
 

@@ -255,12 +255,12 @@ fn meshes_keep_momentum_in_zero_gravity() {
             assert!(work > 5, "{preset}/{kind}: no impulses ({work})");
             let dl = (w.cloth.particles.linear_momentum() - l0).length();
             // Newton's impulses are equal and opposite only to its solve's round-off (as
-            // in tests/conservation.rs); the others' exactly, pair by pair.
-            let rel = if kind == SolverKind::Newton {
-                1e-9
-            } else {
-                1e-12
-            };
+            // in tests/conservation.rs), and so are those of a strips pass that stalled
+            // and was finished by Newton (`strips::POSITION_STALL`); the others' exactly,
+            // pair by pair.
+            let handed = kind == SolverKind::Strips && stats.iter().any(|s| s.factorizations > 0);
+            let newton = kind == SolverKind::Newton || handed;
+            let rel = if newton { 1e-9 } else { 1e-12 };
             assert!(
                 dl < rel * scale,
                 "{preset}/{kind}: momentum drifted {dl} of {scale}"

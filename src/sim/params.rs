@@ -700,6 +700,15 @@ impl SimParams {
         }
     }
 
+    /// These parameters with the iteration cap lowered to `limit` ([`SimParams::capped`]):
+    /// a pass a solver runs only so far before it finishes otherwise.
+    pub fn with_cap(&self, limit: u32) -> SimParams {
+        SimParams {
+            max_iterations: self.capped(limit),
+            ..self.clone()
+        }
+    }
+
     /// A solver's own per-pass limit (SLE solves, Newton steps, predictor sweeps) under the
     /// iteration cap, and at least 1.
     pub fn capped(&self, limit: u32) -> u32 {

@@ -77,6 +77,23 @@ impl StepMark {
 }
 
 impl<'a> StepCtx<'a> {
+    /// This step's context for a pass run with other parameters (`params`: a pass capped
+    /// short of the step's own cap) and, without `selfs`, blind to the self-contact rows.
+    pub fn reborrow<'b>(&'b mut self, params: &'b SimParams, selfs: bool) -> StepCtx<'b>
+    where
+        'a: 'b,
+    {
+        StepCtx {
+            cloth: &mut *self.cloth,
+            params,
+            accel: self.accel,
+            ball_end: self.ball_end,
+            gliders: self.gliders,
+            selfs: if selfs { self.selfs } else { None },
+            stats: &mut *self.stats,
+        }
+    }
+
     /// The step's contact set — ball, ground, gliders, self-contacts — with the contact's tolerance
     /// ([`collision::contact_slop`], a pass over the rest lengths, so only when there is
     /// contact: every strips pass asks, also Newton's predictor and velocity pass).

@@ -464,18 +464,9 @@ impl NewtonSolver {
     /// At most `sweeps` strips sweeps (and the step's own cap) of the position pass or,
     /// with `velocity`, of the velocity pass: (sweeps done, converged).
     fn capped_sweeps(&mut self, ctx: &mut StepCtx<'_>, sweeps: u32, velocity: bool) -> (u32, bool) {
-        let mut params = ctx.params.clone();
-        params.max_iterations = ctx.params.capped(sweeps);
-        let mut sub = StepCtx {
-            cloth: &mut *ctx.cloth,
-            params: &params,
-            accel: ctx.accel,
-            ball_end: ctx.ball_end,
-            gliders: ctx.gliders,
-            selfs: ctx.selfs,
-            stats: &mut *ctx.stats,
-        };
-        self.polish.sweeps(&mut sub, velocity)
+        let params = ctx.params.with_cap(sweeps);
+        self.polish
+            .sweeps(&mut ctx.reborrow(&params, true), velocity)
     }
 
     /// Constraint errors, directions and the largest relative strain at `x`; `None` if a

@@ -8,8 +8,9 @@
 //! then all columns (a mesh's cover has a few more families), until
 //! every previewed strain is within the tolerance or the cap. The position preview, the
 //! impulse directions (from the preview) and the velocity pass are those of the iterative
-//! solver (004 §3.2), but a velocity pass whose sweeps stall — a cloth held taut between
-//! its pins and the hand — is solved exactly instead ([`VELOCITY_STALL`]).
+//! solver (004 §3.2), but a pass whose sweeps stall — a cloth held taut between its pins
+//! and the hand — is finished otherwise: a velocity pass by one exact solve
+//! ([`VELOCITY_STALL`]), a position pass by Newton's method ([`POSITION_STALL`]).
 
 use glam::DVec3;
 
@@ -415,7 +416,26 @@ pub struct StripsSolver {
     /// The step of this solver's last velocity pass: what it learnt of its sweeps holds
     /// only for the steps that follow it without a break (not after a solver switch).
     last_velocity: Option<StepMark>,
+    /// Run the position pass with sweeps alone to the cap, never handing a stalled one to
+    /// Newton ([`POSITION_STALL`]): 002's position pass, kept to compare the two
+    /// (tests/agreement.rs).
+    pub sweeps_only_position: bool,
+    /// Newton's method, which finishes a position pass whose sweeps stall
+    /// ([`POSITION_STALL`]).
+    direct: Option<Box<super::newton::NewtonSolver>>,
 }
+
+/// Position sweeps after which a pass that has not converged is finished by Newton's
+/// method ([`super::newton::NewtonSolver`], its ball and ground rows in its system, the
+/// self rows left out as the sweeps leave them after [`SELF_SWEEPS`]). Where the chains are
+/// pulled taut between pins and the hand — the skirt's waist ring and its hem in the
+/// hand, a pile yanked out of its heap — 002's linear rate crawls to the safety cap
+/// (20 000 sweeps, seconds a step) and ends over the tolerance; a few Newton steps end it
+/// within. A pass of the app's default regime rarely gets this far (one of 480 on the
+/// 30×30 fold under the bench's drag), so what the sweeps converge on is 002's answer:
+/// handed over after 200 or 500 sweeps instead, the 30×30 drape's p95 frame was a fifth
+/// slower (docs/experiments.md, "A stalled strips position pass handed to Newton").
+pub const POSITION_STALL: u32 = 2_000;
 
 /// Velocity sweeps after which a pass that has not converged is solved exactly instead
 /// (one SLE solve at the end-of-step directions, [`super::sle::SleSolver`], as Newton's
@@ -685,8 +705,22 @@ impl Solver for StripsSolver {
     }
 
     fn position_pass(&mut self, ctx: &mut StepCtx<'_>) {
-        let (sweeps, converged) = self.sweeps(ctx, false);
         let cap = ctx.params.effective_cap();
+        let stall = !self.sweeps_only_position && cap > POSITION_STALL;
+        let (sweeps, converged) = if stall {
+            let capped = ctx.params.with_cap(POSITION_STALL);
+            self.sweeps(&mut ctx.reborrow(&capped, true), false)
+        } else {
+            self.sweeps(ctx, false)
+        };
+        if stall && !converged {
+            // Newton finishes the pass from the velocities the sweeps left.
+            let params = ctx.params;
+            let direct = self.direct.get_or_insert_with(Default::default);
+            direct.position_pass(&mut ctx.reborrow(params, false));
+            ctx.stats.position_iterations += sweeps;
+            return;
+        }
         let residual = iterative::preview_max_strain(ctx.cloth, ctx.accel, ctx.params.dt);
         let converged = converged || residual <= ctx.params.tolerance;
         ctx.stats.position_iterations = sweeps;
@@ -714,18 +748,8 @@ impl Solver for StripsSolver {
             .is_some_and(|m| m.within(now, VELOCITY_STALL_RETRY));
         let mut first = 0;
         if !skip {
-            let mut params = ctx.params.clone();
-            params.max_iterations = VELOCITY_STALL;
-            let mut sub = StepCtx {
-                cloth: &mut *ctx.cloth,
-                params: &params,
-                accel: ctx.accel,
-                ball_end: ctx.ball_end,
-                gliders: ctx.gliders,
-                selfs: ctx.selfs,
-                stats: &mut *ctx.stats,
-            };
-            let (done, converged) = self.sweeps(&mut sub, true);
+            let capped = ctx.params.with_cap(VELOCITY_STALL);
+            let (done, converged) = self.sweeps(&mut ctx.reborrow(&capped, true), true);
             if converged {
                 self.velocity_stalled = None;
                 ctx.stats.set_velocity_outcome(done, true);
