@@ -236,6 +236,15 @@ fn app_hanging(tol: f64) -> World {
     hanging(16, 0.1, p)
 }
 
+/// [`app_hanging`] with the middle of its free row grabbed and pulled by `offset` (m).
+fn app_hanging_pulled(tol: f64, offset: glam::DVec3) -> World {
+    let mut w = app_hanging(tol);
+    let held = 16 * 15 + 8;
+    let target = w.cloth.particles.x[held] + offset;
+    w.start_grab(held, target).expect("grab");
+    w
+}
+
 /// Newton's exact velocity solve (where strips sweeps crawl) is an acceleration, not a
 /// change of method: on the app's hanging cloth at 1/60 s, with it and with strips sweeps
 /// alone, every step converges and the cloth stays the same to within what the velocity
@@ -283,10 +292,7 @@ fn newtons_exact_velocity_pass_leaves_the_converged_state_unchanged() {
 fn strips_exact_velocity_pass_leaves_the_converged_state_unchanged() {
     use impulse_cloth::sim::solver::StripsSolver;
     let tol = 1e-6;
-    let mut base = app_hanging(tol);
-    let held = 16 * 15 + 8;
-    let target = base.cloth.particles.x[held] + glam::DVec3::new(0.0, -0.6, 1.2);
-    base.start_grab(held, target).expect("grab");
+    let base = app_hanging_pulled(tol, glam::DVec3::new(0.0, -0.6, 1.2));
     let (mut fast, mut slow) = (base.clone(), base.clone());
     // Both position passes are 002's sweeps alone, so that only the velocity pass differs.
     let mut exact = StripsSolver::default();
@@ -330,10 +336,7 @@ fn strips_exact_velocity_pass_leaves_the_converged_state_unchanged() {
 fn a_stalled_strips_position_pass_is_finished_by_newton() {
     use impulse_cloth::sim::solver::strips::{POSITION_STALL, StripsSolver};
     let tol = 1e-6;
-    let mut base = app_hanging(tol);
-    let held = 16 * 15 + 8;
-    let target = base.cloth.particles.x[held] + glam::DVec3::new(0.0, -1.5, 3.0);
-    base.start_grab(held, target).expect("grab");
+    let base = app_hanging_pulled(tol, glam::DVec3::new(0.0, -1.5, 3.0));
     let (mut handed, mut alone) = (base.clone(), base.clone());
     let mut strips = StripsSolver::default();
     let mut sweeps = StripsSolver::default();

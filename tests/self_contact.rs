@@ -979,16 +979,10 @@ fn friction_between_layers_holds_a_layer_on_a_slope() {
     }
 }
 
-/// The app's 30×30 drape as `bench app` drags it, with Newton at one step a frame (a
-/// solver the panel offers): the hand pulls the cloth off the ball through its own
-/// layers, and at two halvings deep one step ended at a strain of 0.431 (its quarter
-/// steps' zones cut short by their work bound). With the default halvings every step
-/// ends within the tolerance and no pair crosses, both counted from positions, through
-/// the frames where that happened.
-#[test]
-fn the_dragged_drape_with_newton_holds_its_tolerance_in_every_step() {
+/// The `run` arguments of `bench app`'s 30×30 row of `scene` with Newton at 1e-4 and one
+/// step a frame, self-collision on, the drag timed for the bench's 120 frames.
+fn newton_bench_row(scene: ScenePreset) -> impulse_cloth::cli::run::RunArgs {
     use impulse_cloth::cli::bench_app::{AppConfig, Options, setup};
-    use impulse_cloth::cli::run::build_world;
     let cfg = AppConfig {
         solver: SolverKind::Newton,
         tolerance: Some(1e-4),
@@ -998,7 +992,19 @@ fn the_dragged_drape_with_newton_holds_its_tolerance_in_every_step() {
         self_collision: true,
         ..Default::default()
     };
-    let (_, args) = setup(ScenePreset::Drape, 30, &cfg, &opts).unwrap();
+    setup(scene, 30, &cfg, &opts).unwrap().1
+}
+
+/// The app's 30×30 drape as `bench app` drags it, with Newton at one step a frame (a
+/// solver the panel offers): the hand pulls the cloth off the ball through its own
+/// layers, and at two halvings deep one step ended at a strain of 0.431 (its quarter
+/// steps' zones cut short by their work bound). With the default halvings every step
+/// ends within the tolerance and no pair crosses, both counted from positions, through
+/// the frames where that happened.
+#[test]
+fn the_dragged_drape_with_newton_holds_its_tolerance_in_every_step() {
+    use impulse_cloth::cli::run::build_world;
+    let args = newton_bench_row(ScenePreset::Drape);
     let mut world = build_world(&args).unwrap();
     assert_eq!(
         world.params.max_splits,
@@ -1031,19 +1037,9 @@ fn the_dragged_drape_with_newton_holds_its_tolerance_in_every_step() {
 /// without an attempt to undo (planned), and only such a step does.
 #[test]
 fn a_step_the_fail_safe_would_take_whole_is_halved() {
-    use impulse_cloth::cli::bench_app::{AppConfig, Options, setup};
     use impulse_cloth::cli::run::build_world;
-    let cfg = AppConfig {
-        solver: SolverKind::Newton,
-        tolerance: Some(1e-4),
-    };
     // The drag's timeline is that of the bench's 120 frames; 42 of them are run.
-    let opts = Options {
-        frames: 120,
-        self_collision: true,
-        ..Default::default()
-    };
-    let (_, args) = setup(ScenePreset::Pile, 30, &cfg, &opts).unwrap();
+    let args = newton_bench_row(ScenePreset::Pile);
     let run = |max_splits: u32| {
         let mut world = build_world(&args).unwrap();
         world.params.max_splits = max_splits;
