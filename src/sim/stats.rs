@@ -112,7 +112,8 @@ pub struct StepStats {
     /// Wall time per phase.
     pub timings: PhaseTimings,
     /// Sweeps (iterative, strips), solves (SLE, strain-limit), Newton steps (Newton) or
-    /// relaxation passes (Verlet) of the position pass.
+    /// relaxation passes (Verlet) of the position pass; for strips, plus Newton's steps
+    /// where a stalled pass was handed to Newton ([`crate::sim::solver::strips::POSITION_STALL`]).
     pub position_iterations: u32,
     /// Position passes re-run because a preview ended inside a collider or off its rod
     /// ([`crate::sim::MAX_CONTACT_ROUNDS`]); 0 without contact.
@@ -130,14 +131,14 @@ pub struct StepStats {
     pub mean_strain: f64,
     /// Largest previewed strain left when the position pass stopped.
     pub position_residual: f64,
-    /// Direct solvers (SLE, Newton, strain-limit), and strips where its velocity sweeps
-    /// stall: linear solves with a sparse Cholesky factor this step (position + velocity
-    /// passes).
+    /// Direct solvers (SLE, Newton, strain-limit), and strips where its sweeps stall:
+    /// linear solves with a sparse Cholesky factor this step (position + velocity passes).
     pub linear_solves: u32,
     /// SLE and strain-limit: largest relative residual ‖Aλ − b‖/‖b‖ of their solves.
     pub solve_residual: f64,
     /// Direct solvers: numeric factorisations this step (the SLE: 1 unless its chord
-    /// iteration stalled; Newton: one per Newton step that did not reuse a factor).
+    /// iteration stalled; Newton: one per Newton step that did not reuse a factor; strips:
+    /// Newton's, where a stalled position pass was handed to it).
     pub factorizations: u32,
     /// SLE and Newton: strips sweeps (002) that finished a position pass they left
     /// unconverged.
