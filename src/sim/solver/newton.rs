@@ -370,10 +370,9 @@ pub struct NewtonSolver {
     released: Vec<bool>,
     /// How far a sticky row may pull its particle (m): gravity's h²·|g|.
     sticky_pull: f64,
-    /// The velocity pass's exact solve (its own pattern and factor).
-    velocity: super::sle::SleSolver,
-    /// The step in which the velocity pass's sweeps last failed to converge.
-    velocity_sweeps_failed: Option<StepMark>,
+    /// The velocity pass's sweeps and exact solve (its own pattern and factor), and the
+    /// step in which its sweeps last failed to converge.
+    velocity: super::sle::ExactVelocity,
     polish: StripsSolver,
     /// Self-contact alternations of the pass in progress (`NewtonSolver::self_round`).
     self_rounds: u32,
@@ -899,7 +898,7 @@ impl Solver for NewtonSolver {
         self.last_pass = Some(now);
         if !continues {
             // What the velocity pass learnt of an earlier run does not hold for this one.
-            self.velocity_sweeps_failed = None;
+            self.velocity.stalled = None;
         }
         let h = ctx.params.dt;
         let tol = ctx.params.tolerance;
@@ -1113,26 +1112,8 @@ impl Solver for NewtonSolver {
         }
         // Sweeps that failed within the last VELOCITY_RETRY steps of this cloth are
         // skipped: the scene that defeats them does so step after step.
-        let now = StepMark::of(ctx);
-        let skip = self
-            .velocity_sweeps_failed
-            .is_some_and(|m| m.within(now, VELOCITY_RETRY));
-        let mut first = 0;
-        if !skip {
-            let (done, converged) = self.capped_sweeps(ctx, VELOCITY_SWEEPS, true);
-            if converged {
-                self.velocity_sweeps_failed = None;
-                ctx.stats.set_velocity_outcome(done, true);
-                return;
-            }
-            self.velocity_sweeps_failed = Some(now);
-            first = done;
-        }
-        self.velocity.ordering = self.ordering;
-        let solved = self.velocity.velocity_exact(ctx.cloth);
-        ctx.stats.linear_solves += u32::from(solved);
-        let (more, converged) = self.polish.sweeps(ctx, true);
-        ctx.stats
-            .set_velocity_outcome(first + u32::from(solved) + more, converged);
+        self.velocity.sle.ordering = self.ordering;
+        self.velocity
+            .pass(ctx, &mut self.polish, VELOCITY_SWEEPS, VELOCITY_RETRY);
     }
 }

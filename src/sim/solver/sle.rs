@@ -95,6 +95,52 @@ pub struct SleSolver {
     polish: StripsSolver,
 }
 
+/// A velocity pass (004 eq. 3) that tries strips sweeps (002) first and, where they stall,
+/// solves the velocity constraints exactly ([`SleSolver::velocity_exact`]), strips then
+/// finishing what round-off left; sweeps that stalled are skipped for a few steps after,
+/// since the scene that defeats them does so step after step. Newton's velocity pass and
+/// the strips solver's (docs/numerics.md, "Newton's velocity pass" and "The strips'
+/// passes: finished otherwise where their sweeps stall").
+#[derive(Debug, Default)]
+pub(crate) struct ExactVelocity {
+    /// The exact solve (its own pattern and factor).
+    pub sle: SleSolver,
+    /// The step in which the sweeps last stalled.
+    pub stalled: Option<StepMark>,
+}
+
+impl ExactVelocity {
+    /// At most `sweeps` sweeps of `strips` unless they stalled within the last `retry`
+    /// steps; where they do not meet the tolerance, the exact solve and sweeps after it.
+    pub(crate) fn pass(
+        &mut self,
+        ctx: &mut StepCtx<'_>,
+        strips: &mut StripsSolver,
+        sweeps: u32,
+        retry: u64,
+    ) {
+        let now = StepMark::of(ctx);
+        let skip = self.stalled.is_some_and(|m| m.within(now, retry));
+        let mut first = 0;
+        if !skip {
+            let capped = ctx.params.with_cap(sweeps);
+            let (done, converged) = strips.sweeps(&mut ctx.reborrow(&capped, true), true);
+            if converged {
+                self.stalled = None;
+                ctx.stats.set_velocity_outcome(done, true);
+                return;
+            }
+            self.stalled = Some(now);
+            first = done;
+        }
+        let solved = self.sle.velocity_exact(ctx.cloth);
+        ctx.stats.linear_solves += u32::from(solved);
+        let (more, converged) = strips.sweeps(ctx, true);
+        ctx.stats
+            .set_velocity_outcome(first + u32::from(solved) + more, converged);
+    }
+}
+
 /// The damping [`SleSolver::velocity_exact`] adds where A is singular (dependent rows).
 const VELOCITY_DAMPING: f64 = 1e-9;
 

@@ -409,10 +409,9 @@ pub struct StripsSolver {
     /// ([`VELOCITY_STALL`]): 002's velocity pass, kept to check that the two agree
     /// (tests/agreement.rs).
     pub sweeps_only_velocity: bool,
-    /// The exact solve of a velocity pass whose sweeps stall (its own pattern and factor).
-    exact: Option<Box<super::sle::SleSolver>>,
-    /// The step in which the velocity pass's sweeps last stalled.
-    velocity_stalled: Option<StepMark>,
+    /// The exact solve of a velocity pass whose sweeps stall (its own pattern and factor),
+    /// and the step in which they last stalled.
+    exact: Option<Box<super::sle::ExactVelocity>>,
     /// The step of this solver's last velocity pass: what it learnt of its sweeps holds
     /// only for the steps that follow it without a break (not after a solver switch).
     last_velocity: Option<StepMark>,
@@ -736,36 +735,17 @@ impl Solver for StripsSolver {
             return;
         }
         let now = StepMark::of(ctx);
+        let mut exact = self.exact.take().unwrap_or_default();
         if !self
             .last_velocity
             .is_some_and(|m| m == now || m.precedes(now))
         {
-            self.velocity_stalled = None;
+            // What the sweeps did before a break in this solver's steps does not hold.
+            exact.stalled = None;
         }
         self.last_velocity = Some(now);
-        let skip = self
-            .velocity_stalled
-            .is_some_and(|m| m.within(now, VELOCITY_STALL_RETRY));
-        let mut first = 0;
-        if !skip {
-            let capped = ctx.params.with_cap(VELOCITY_STALL);
-            let (done, converged) = self.sweeps(&mut ctx.reborrow(&capped, true), true);
-            if converged {
-                self.velocity_stalled = None;
-                ctx.stats.set_velocity_outcome(done, true);
-                return;
-            }
-            self.velocity_stalled = Some(now);
-            first = done;
-        }
-        let solved = self
-            .exact
-            .get_or_insert_with(Default::default)
-            .velocity_exact(ctx.cloth);
-        ctx.stats.linear_solves += u32::from(solved);
-        let (more, converged) = self.sweeps(ctx, true);
-        ctx.stats
-            .set_velocity_outcome(first + u32::from(solved) + more, converged);
+        exact.pass(ctx, self, VELOCITY_STALL, VELOCITY_STALL_RETRY);
+        self.exact = Some(exact);
     }
 }
 #[cfg(test)]
