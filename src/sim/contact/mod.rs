@@ -431,10 +431,11 @@ impl SelfContact {
         self.patches.still_apart(&self.culled, x0, x, reach)
     }
 
-    /// The particles that stray at `x` beyond what this step's candidates cover with
-    /// `reach` ([`SelfContact::covers`]), if they are few (a quarter of the particles at
-    /// most): the candidates still hold every pair of the others.
-    fn strayed(&self, x: &[DVec3], reach: f64) -> Option<Vec<bool>> {
+    /// How far each particle strays at `x` from the positions this step's candidates were
+    /// gathered for, the mean motion taken out ([`SelfContact::covers`]); `None` where
+    /// there are no such candidates (none gathered, stale, or gathered from another
+    /// start).
+    fn strays(&self, x: &[DVec3]) -> Option<Vec<f64>> {
         let n = x.len();
         if !self.gathered
             || self.stale
@@ -445,10 +446,28 @@ impl SelfContact {
             return None;
         }
         let shift = mean_displacement(x, &self.reference);
-        let mask: Vec<bool> = (0..n)
-            .map(|i| 2.0 * (x[i] - self.reference[i] - shift).length() > self.margins[i] - reach)
+        Some(
+            (0..n)
+                .map(|i| (x[i] - self.reference[i] - shift).length())
+                .collect(),
+        )
+    }
+
+    /// The particles whose `strays` ([`SelfContact::strays`]) take them beyond what this
+    /// step's candidates cover with `reach`, if they are few (a quarter of the particles at
+    /// most): the candidates still hold every pair of the others.
+    fn strayed_of(&self, strays: &[f64], reach: f64) -> Option<Vec<bool>> {
+        let mask: Vec<bool> = strays
+            .iter()
+            .zip(&self.margins)
+            .map(|(&e, &m)| 2.0 * e > m - reach)
             .collect();
-        (mask.iter().filter(|&&m| m).count() <= n / 4).then_some(mask)
+        (mask.iter().filter(|&&m| m).count() <= strays.len() / 4).then_some(mask)
+    }
+
+    /// [`SelfContact::strayed_of`] at `x`.
+    fn strayed(&self, x: &[DVec3], reach: f64) -> Option<Vec<bool>> {
+        self.strayed_of(&self.strays(x)?, reach)
     }
 
     /// Make the candidates cover the motion from the step's start to `x1` with `reach`:
@@ -545,7 +564,10 @@ impl SelfContact {
     /// whole gather's but for pairs that stay beyond reach either way, so the rows, made
     /// in the candidates' order, are the same.
     fn gather_strayed(&mut self, x1: &[DVec3], inv_mass: &[f64], reach: f64) -> bool {
-        let Some(mask) = self.strayed(x1, reach) else {
+        let Some(strays) = self.strays(x1) else {
+            return false;
+        };
+        let Some(mask) = self.strayed_of(&strays, reach) else {
             return false;
         };
         let mut fresh = Vec::new();
@@ -561,13 +583,8 @@ impl SelfContact {
             return false;
         }
         self.regathers += 1;
-        let shift = mean_displacement(x1, &self.reference);
-        for (i, m) in self.margins.iter_mut().enumerate() {
-            *m = if mask[i] {
-                self.margin
-            } else {
-                *m - 2.0 * (x1[i] - self.reference[i] - shift).length()
-            };
+        for ((m, &e), &strayed) in self.margins.iter_mut().zip(&strays).zip(&mask) {
+            *m = if strayed { self.margin } else { *m - 2.0 * e };
         }
         self.lower_margins(&culled);
         self.reference.clear();

@@ -688,10 +688,9 @@ impl StripsSolver {
             ctx.params.hard_cap,
         );
     }
-}
 
-impl StripsSolver {
-    /// The velocity pass as strips sweeps alone (002): what the SLE's pass falls back on.
+    /// The velocity pass as strips sweeps alone (002): what the SLE's pass falls back on,
+    /// and Newton's with `sweeps_only_velocity`.
     pub(crate) fn velocity_sweeps_pass(&mut self, ctx: &mut StepCtx<'_>) {
         let (sweeps, converged) = self.sweeps(ctx, true);
         ctx.stats.set_velocity_outcome(sweeps, converged);
