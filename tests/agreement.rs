@@ -370,6 +370,49 @@ fn a_stalled_strips_position_pass_is_finished_by_newton() {
     assert!(d < bound, "{d} m apart after {steps} steps (bound {bound})");
 }
 
+/// Over-relaxed strips position sweeps (`strips::RELAX`, once a pass's own sweeps are
+/// slow) are an acceleration, not a change of guarantee: on the app's hanging cloth pulled
+/// taut by a grab at 1e-4, every step of the relaxed sweeps and of 002's unrelaxed ones
+/// converges with every strain, recomputed from the positions, within the tolerance; the
+/// relaxed ones take fewer sweeps (measured: 5 385 against 13 820 over 30 steps), and the
+/// two cloths stay within what the tolerance allows a taut chain per link and step
+/// (√(2·tol)·L, as `a_stalled_strips_position_pass_is_finished_by_newton` explains;
+/// measured: 1.3 cm apart against a bound of 0.9 m).
+#[test]
+fn over_relaxed_strips_sweeps_keep_the_tolerance_in_fewer_sweeps() {
+    use impulse_cloth::sim::solver::strips::StripsSolver;
+    let tol = 1e-4;
+    let base = app_hanging_pulled(tol, glam::DVec3::new(0.0, -0.6, 1.2));
+    let (mut fast, mut slow) = (base.clone(), base.clone());
+    let mut relaxed = StripsSolver::default();
+    let mut plain = StripsSolver::default();
+    plain.unrelaxed = true;
+    let steps = 30;
+    let (mut fast_sweeps, mut slow_sweeps) = (0, 0);
+    for step in 0..steps {
+        let a = fast.step(&mut relaxed).expect("finite");
+        let b = slow.step(&mut plain).expect("finite");
+        assert!(a.converged && b.converged, "step {step}");
+        for (w, name) in [(&fast, "relaxed"), (&slow, "unrelaxed")] {
+            let strain = strain_from_positions(w);
+            assert!(
+                strain <= tol * (1.0 + 1e-9),
+                "step {step}, {name}: {strain}"
+            );
+        }
+        fast_sweeps += a.position_iterations;
+        slow_sweeps += b.position_iterations;
+    }
+    assert!(
+        4 * fast_sweeps < 3 * slow_sweeps,
+        "{fast_sweeps} relaxed sweeps against {slow_sweeps}"
+    );
+    let spacing = base.cloth.topology.longest_rest();
+    let d = max_distance(&fast.cloth.particles.x, &slow.cloth.particles.x);
+    let bound = steps as f64 * (2.0 * tol).sqrt() * spacing * 32.0;
+    assert!(d < bound, "{d} m apart after {steps} steps (bound {bound})");
+}
+
 /// Newton's lagged factor (Newton steps that reuse an older factorisation on the KKT
 /// residual of the current iterate) is an acceleration, not a change of method: on the
 /// app's hanging cloth at 1/60 s, with it and with a factorisation at every Newton step,
