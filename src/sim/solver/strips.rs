@@ -464,16 +464,16 @@ pub const RELAX: f64 = 1.6;
 
 /// A position sweep is slow when the squared velocity changes it made are at least this
 /// fraction of the sweep's before it (the error shrinks by less than √½ a sweep).
-const SLOW_RATIO: f64 = 0.5;
+pub const SLOW_RATIO: f64 = 0.5;
 
 /// Slow sweeps in a row after which a position pass over-relaxes ([`RELAX`]).
-const SLOW_SWEEPS: u32 = 2;
+pub const SLOW_SWEEPS: u32 = 2;
 
 /// A slow sweep counts only while every chain it solved is within this strain: the
 /// linearised chain solves are then nearly exact, and over-relaxing them accelerates the
 /// smooth error instead of overshooting a nonlinear one (the paper's scene at h = 1/30 s
 /// bounces between 7 % and 87 % strain in its first sweeps).
-const RELAX_STRAIN: f64 = 1e-2;
+pub const RELAX_STRAIN: f64 = 1e-2;
 
 /// Position sweeps after which a pass that has not converged is finished by Newton's
 /// method ([`super::newton::NewtonSolver`], its ball and ground rows in its system, the
