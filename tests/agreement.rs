@@ -245,6 +245,18 @@ fn app_hanging_pulled(tol: f64, offset: glam::DVec3) -> World {
     w
 }
 
+/// Two runs of `base` pulled taut, every step of each within `tol`, end no further apart
+/// than the tolerance allows: a chain's lengths fix its particles across it only to second
+/// order (LICQ fails, as Newton's module says), so a strain within tol lets a link's end
+/// sit √(2·tol)·L aside, and a step may leave two answers that far apart per link over the
+/// w + h = 32 links between a particle of the 16×16 cloth and the pins.
+fn assert_taut_runs_agree(base: &World, a: &World, b: &World, tol: f64, steps: usize) {
+    let spacing = base.cloth.topology.longest_rest();
+    let d = max_distance(&a.cloth.particles.x, &b.cloth.particles.x);
+    let bound = steps as f64 * (2.0 * tol).sqrt() * spacing * 32.0;
+    assert!(d < bound, "{d} m apart after {steps} steps (bound {bound})");
+}
+
 /// Newton's exact velocity solve (where strips sweeps crawl) is an acceleration, not a
 /// change of method: on the app's hanging cloth at 1/60 s, with it and with strips sweeps
 /// alone, every step converges and the cloth stays the same to within what the velocity
@@ -326,11 +338,8 @@ fn strips_exact_velocity_pass_leaves_the_converged_state_unchanged() {
 /// an acceleration, not a change of answer: on the app's hanging cloth pulled far by a
 /// grab at 1e-6, where sweeps alone take 1 500–18 000 a step, every step of both runs
 /// converges, the handed-over passes end after a few Newton steps, and the two cloths
-/// stay within what the tolerance allows. Pulled taut, a chain's lengths fix its
-/// particles across it only to second order (LICQ fails, as Newton's module says): a
-/// strain within tol lets a link's end sit √(2·tol)·L aside, so a step may leave the two
-/// answers that far apart per link over the w + h links between a particle and the pins
-/// (measured: 2.5e-3 m after 10 steps, against a bound of 3.0e-2 m; 1.7e-6 m after the
+/// stay within what the tolerance allows a taut chain (`assert_taut_runs_agree`;
+/// measured: 2.5e-3 m after 10 steps, against a bound of 3.0e-2 m; 1.7e-6 m after the
 /// first handed-over step).
 #[test]
 fn a_stalled_strips_position_pass_is_finished_by_newton() {
@@ -364,10 +373,7 @@ fn a_stalled_strips_position_pass_is_finished_by_newton() {
         handed_sweeps < alone_sweeps,
         "{handed_sweeps} against {alone_sweeps}"
     );
-    let spacing = base.cloth.topology.longest_rest();
-    let d = max_distance(&handed.cloth.particles.x, &alone.cloth.particles.x);
-    let bound = steps as f64 * (2.0 * tol).sqrt() * spacing * 32.0;
-    assert!(d < bound, "{d} m apart after {steps} steps (bound {bound})");
+    assert_taut_runs_agree(&base, &handed, &alone, tol, steps);
 }
 
 /// Over-relaxed strips position sweeps (`strips::RELAX`, once a pass's own sweeps are
@@ -376,8 +382,7 @@ fn a_stalled_strips_position_pass_is_finished_by_newton() {
 /// converges with every strain, recomputed from the positions, within the tolerance; the
 /// relaxed ones take fewer sweeps (measured: 5 385 against 13 820 over 30 steps), and the
 /// two cloths stay within what the tolerance allows a taut chain per link and step
-/// (√(2·tol)·L, as `a_stalled_strips_position_pass_is_finished_by_newton` explains;
-/// measured: 1.3 cm apart against a bound of 0.9 m).
+/// (`assert_taut_runs_agree`; measured: 1.3 cm apart against a bound of 0.9 m).
 #[test]
 fn over_relaxed_strips_sweeps_keep_the_tolerance_in_fewer_sweeps() {
     use impulse_cloth::sim::solver::strips::StripsSolver;
@@ -407,10 +412,7 @@ fn over_relaxed_strips_sweeps_keep_the_tolerance_in_fewer_sweeps() {
         4 * fast_sweeps < 3 * slow_sweeps,
         "{fast_sweeps} relaxed sweeps against {slow_sweeps}"
     );
-    let spacing = base.cloth.topology.longest_rest();
-    let d = max_distance(&fast.cloth.particles.x, &slow.cloth.particles.x);
-    let bound = steps as f64 * (2.0 * tol).sqrt() * spacing * 32.0;
-    assert!(d < bound, "{d} m apart after {steps} steps (bound {bound})");
+    assert_taut_runs_agree(&base, &fast, &slow, tol, steps);
 }
 
 /// Newton's lagged factor (Newton steps that reuse an older factorisation on the KKT
