@@ -652,6 +652,8 @@ impl StripsSolver {
             let active = selfs.is_some().then_some(self.active.as_slice());
             let mut any = false;
             let mut contact_any = false;
+            // What decides ω is measured only until it is decided.
+            let measure = watch && omega == 1.0;
             let (mut change, mut worst) = (0.0, 0.0_f64);
             for spans in &self.spans {
                 let size: usize = spans.iter().map(|r| r.len()).sum();
@@ -692,7 +694,9 @@ impl StripsSolver {
                         any |= !delta.is_empty();
                         for &(i, dv) in delta {
                             v[i as usize] += dv;
-                            change += dv.length_squared();
+                            if measure {
+                                change += dv.length_squared();
+                            }
                         }
                         record(log, &links[r.clone()], delta, x);
                         start = end;
@@ -704,7 +708,7 @@ impl StripsSolver {
                         c.visit_with(|i| drift[i], v, inv_mass, active, self_friction) > 0;
                 }
             }
-            if watch && omega == 1.0 {
+            if measure {
                 let slow_sweep = last_change > 0.0
                     && change >= SLOW_RATIO * last_change
                     && worst <= RELAX_STRAIN;
