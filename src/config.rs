@@ -10,7 +10,7 @@
 //! step there, where the iterative method caps or crawls in the steps the hand pulls the
 //! cloth taut.
 
-use crate::sim::{ScenePreset, SolverKind};
+use crate::sim::{Cloth, ScenePreset, SolverKind, World};
 
 /// Simulated time of one frame, s: the app draws and steps at 60 Hz.
 pub const FRAME: f64 = 1.0 / 60.0;
@@ -82,29 +82,83 @@ pub struct StepSettings {
     pub max_iterations: u32,
 }
 
-/// The step settings of `solver`, measured on the app's scenes with their drags beyond
-/// reach (30×30, 1e-4, ms per 1/60 s frame; docs/numerics.md, "One default
+/// The spacing at which the strips' four steps a frame were measured, m: a 1 m cloth's
+/// 30×30 grid (3.4 cm).
+pub const STRIPS_SPACING: f64 = 1.0 / 29.0;
+
+/// The most steps a frame the strips take on a fine cloth: at 50×50 eight were no faster
+/// than seven and the flag slower (each step's detection and velocity pass are paid
+/// whatever the sweeps save); more were not measured (docs/numerics.md, "Steps a frame
+/// that follow the spacing").
+pub const STRIPS_MAX_SUBSTEPS: u32 = 8;
+
+/// The step settings of `solver` on `cloth`, measured on the app's scenes with their drags
+/// beyond reach (30×30, 1e-4, ms per 1/60 s frame; docs/numerics.md, "One default
 /// configuration"): Newton takes a frame in one step (5.6 against 20.7 ms at ten: its cost
-/// per step hardly depends on h); strips take four (with self-collision on: hanging 21,
-/// drape 42, flag 7, pile 42; at two 36, 63, 12, 67; at eight 26, 56, 10, 39; ten, measured
-/// before the patches' gather, was slower than four on every grid scene);
-/// the SLE takes ten (14.7 → 10.5 on the hanging cloth, 89.7 → 16.0 on the drape, 21.1 →
-/// 10.2 on the flag, but 3.0 → 8.4 on the curtain), as do the iterative method (one step:
-/// 400 ms and 223 of 240 frames over the tolerance) and the two baselines (Verlet and the
-/// strain limits are explicit about stretch). No cap: the tolerance decides when a pass
-/// ends, and the panel says when the safety cap cut a pass short.
-pub fn step_settings(solver: SolverKind) -> StepSettings {
+/// per step hardly depends on h); strips take four at 30×30's spacing (with self-collision
+/// on: hanging 21, drape 42, flag 7, pile 42; at two 36, 63, 12, 67; at eight 26, 56, 10,
+/// 39; ten, measured before the patches' gather, was slower than four on every grid
+/// scene), and more on a finer cloth ([`strips_substeps`]); the SLE takes ten (14.7 → 10.5
+/// on the hanging cloth, 89.7 → 16.0 on the drape, 21.1 → 10.2 on the flag, but 3.0 → 8.4
+/// on the curtain), as do the iterative method (one step: 400 ms and 223 of 240 frames over
+/// the tolerance) and the two baselines (Verlet and the strain limits are explicit about
+/// stretch). No cap: the tolerance decides when a pass ends, and the panel says when the
+/// safety cap cut a pass short.
+pub fn step_settings(solver: SolverKind, cloth: &Cloth) -> StepSettings {
     let substeps = match solver {
         SolverKind::Newton => 1,
-        SolverKind::Strips => 4,
+        SolverKind::Strips => strips_substeps(cloth.topology.median_rest()),
         SolverKind::Sle | SolverKind::Iterative | SolverKind::Verlet | SolverKind::StrainLimit => {
             10
         }
     };
     StepSettings {
         substeps,
-        max_iterations: 0,
+        max_iterations: iteration_cap(solver),
     }
+}
+
+/// The iteration cap per pass of `solver`: none for any (0; the tolerance decides).
+pub fn iteration_cap(_solver: SolverKind) -> u32 {
+    0
+}
+
+/// Sets `world`'s step to a frame of `frame` s over `substeps` steps, or over the steps
+/// `solver` takes on its cloth ([`step_settings`]), and returns the steps: what the app at
+/// launch, `run` and `bench app` do once the cloth is built, since the strips' steps follow
+/// its spacing.
+pub fn set_frame_steps(
+    world: &mut World,
+    solver: SolverKind,
+    frame: f64,
+    substeps: Option<u32>,
+) -> u32 {
+    let n = substeps
+        .unwrap_or_else(|| step_settings(solver, &world.cloth).substeps)
+        .max(1);
+    world.params.dt = frame / n as f64;
+    n
+}
+
+/// The strips' steps a frame on a cloth of `spacing` (its median rest length, m): four at
+/// [`STRIPS_SPACING`], and on a finer cloth as many as keep a step's motion within as many
+/// cells as four steps are at that spacing, up to [`STRIPS_MAX_SUBSTEPS`].
+///
+/// Why the spacing: the same motion of the hand or of a fall is more cells a step on a
+/// finer cloth, so a step leaves its chains further from their rest lengths and the sweeps
+/// crawl longer, and a gather's candidates must cover more cells. Measured under the
+/// bench's drags (docs/numerics.md, "Steps a frame that follow the spacing"): at 50×50
+/// (2 cm) six, seven or eight steps take 0.45–0.7 of four's time on the hanging cloth, the
+/// drape and the pile, with the slowest frames a third to a half; at 40×40 six beat four
+/// and five; at 30×30 three and five lose to four. A spacing that is not a positive length
+/// (no constraints) gets four.
+pub fn strips_substeps(spacing: f64) -> u32 {
+    if !(spacing.is_finite() && spacing > 0.0) {
+        return 4;
+    }
+    // The margin keeps the 30×30 grid's own spacing, up to round-off, at four.
+    let steps = (4.0 * STRIPS_SPACING / spacing - 1e-9).ceil();
+    steps.clamp(4.0, STRIPS_MAX_SUBSTEPS as f64) as u32
 }
 
 #[cfg(test)]
@@ -128,9 +182,46 @@ mod tests {
 
     #[test]
     fn every_solver_steps_a_frame_within_the_valid_time_step() {
-        for k in SolverKind::ALL {
-            let h = FRAME / step_settings(k).substeps as f64;
-            assert!(crate::sim::params::DT.reason(h).is_none(), "{k}: h = {h}");
+        for spacing in [STRIPS_SPACING, 0.02, 1e-3, 0.0, f64::NAN, 5.0] {
+            for k in SolverKind::ALL {
+                let n = match k {
+                    SolverKind::Strips => strips_substeps(spacing),
+                    _ => {
+                        let c = crate::sim::SceneSpec::new(SCENE, 5, 5)
+                            .build(crate::sim::SimParams::default())
+                            .unwrap();
+                        step_settings(k, &c.cloth).substeps
+                    }
+                };
+                let h = FRAME / n as f64;
+                assert!(crate::sim::params::DT.reason(h).is_none(), "{k}: h = {h}");
+            }
+        }
+    }
+
+    /// Four strips steps at the 30×30 grid's spacing, more on a finer cloth (six at 40×40's,
+    /// seven at 50×50's), never fewer than four nor more than the cap, whatever the spacing.
+    #[test]
+    fn the_strips_take_more_steps_on_a_finer_cloth() {
+        let steps = |n: usize| {
+            let w = crate::sim::SceneSpec::new(SCENE, n, n)
+                .build(crate::sim::SimParams::default())
+                .unwrap();
+            step_settings(SolverKind::Strips, &w.cloth).substeps
+        };
+        assert_eq!(steps(GRID), 4);
+        assert_eq!(steps(40), 6);
+        assert_eq!(steps(50), 7);
+        assert_eq!(steps(10), 4);
+        assert_eq!(steps(200), STRIPS_MAX_SUBSTEPS);
+        let mut last = 0;
+        for n in (10..=120).step_by(5) {
+            let s = steps(n);
+            assert!(s >= last, "{n}: {s} after {last}");
+            last = s;
+        }
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(strips_substeps(bad), 4);
         }
     }
 }

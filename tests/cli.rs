@@ -1,7 +1,7 @@
 //! The headless `run` command: its JSON report matches the scene and the physics, and bad
 //! flags fail early with exit code 2.
 
-use impulse_cloth::sim::{ScenePreset, SolverKind};
+use impulse_cloth::sim::ScenePreset;
 use std::process::Command;
 
 fn bin() -> Command {
@@ -791,7 +791,8 @@ fn bench_app_rows_are_runs_of_their_flags() {
         .filter(|l| l.starts_with("| ") && l.contains("10×10"))
         .collect();
     assert_eq!(rows.len(), 8, "{md}");
-    let substeps = impulse_cloth::config::step_settings(SolverKind::Strips).substeps;
+    // A 1 m cloth's 10×10 grid: its spacing is 1/9 m.
+    let substeps = impulse_cloth::config::strips_substeps(1.0 / 9.0);
     let step = format!("{substeps} × 1/{} s", 60 * substeps);
     for (scene, row) in [
         "hanging", "hanging", "curtain", "curtain", "drape", "drape", "flag", "flag",
@@ -908,9 +909,12 @@ fn the_default_configuration_holds_its_tolerance_while_dragged_beyond_reach() {
     assert_eq!(r["solver"], solver.name());
     assert_eq!(r["scene"], "hanging");
     assert_eq!(r["grid"], serde_json::json!([30, 30]));
+    let world = impulse_cloth::sim::SceneSpec::new(ScenePreset::Hanging, 30, 30)
+        .build(impulse_cloth::sim::SimParams::default())
+        .unwrap();
     assert_eq!(
         r["substeps"],
-        impulse_cloth::config::step_settings(solver).substeps
+        impulse_cloth::config::step_settings(solver, &world.cloth).substeps
     );
     let tol = r["tolerance"].as_f64().unwrap();
     assert_eq!(tol, 1e-4);

@@ -34,16 +34,22 @@ fn asset(name: &str) -> std::path::PathBuf {
         .join(name)
 }
 
-/// The app's parameters for a solver: its time step, tolerance and cap, self-collision on.
+/// The app's parameters for a solver: its tolerance and cap, self-collision on; the step is
+/// a frame until [`steps`] splits it into the solver's steps on the built cloth.
 fn app_params(kind: SolverKind) -> SimParams {
-    let s = config::step_settings(kind);
     SimParams {
-        dt: config::FRAME / s.substeps as f64,
+        dt: config::FRAME,
         tolerance: config::TOLERANCE,
-        max_iterations: s.max_iterations,
+        max_iterations: config::iteration_cap(kind),
         self_collision: true,
         ..SimParams::default()
     }
+}
+
+/// Splits a frame of `world` into `kind`'s steps on its cloth, as the app does; returns
+/// the steps a frame.
+fn steps(world: &mut World, kind: SolverKind) -> u32 {
+    config::set_frame_steps(world, kind, config::FRAME, None)
 }
 
 fn scene(preset: ScenePreset, params: SimParams) -> World {
@@ -85,6 +91,7 @@ fn the_square_from_obj_follows_the_grid() {
         spec.mesh = Some(square.clone());
         spec.mass_rule = MassRule::Even;
         let mut from_obj = spec.build(p.clone()).unwrap();
+        assert_eq!(steps(&mut grid, kind), steps(&mut from_obj, kind));
         assert!(from_obj.cloth.topology.grid.is_none(), "built as a mesh");
         assert_eq!(
             from_obj.cloth.particles, grid.cloth.particles,
@@ -162,8 +169,8 @@ fn every_impulse_solver_holds_every_shipped_mesh() {
         for kind in IMPULSE_SOLVERS {
             let p = app_params(kind);
             let tol = p.tolerance;
-            let substeps = config::step_settings(kind).substeps as usize;
             let mut w = scene(preset, p);
+            let substeps = steps(&mut w, kind) as usize;
             let mut solver = kind.create();
             let (mut converged, mut steps) = (0, 0);
             for frame in 0..40 {
@@ -199,6 +206,7 @@ fn verlet_and_the_strain_limits_run_on_every_shipped_mesh() {
     for preset in MESH_SCENES {
         for kind in [SolverKind::Verlet, SolverKind::StrainLimit] {
             let mut w = scene(preset, app_params(kind));
+            steps(&mut w, kind);
             let stats = run(&mut w, kind, 100);
             assert!(w.cloth.particles.x.iter().all(|x| x.is_finite()));
             let (max, _) = w.cloth.strain_stats();

@@ -13,26 +13,31 @@ use impulse_cloth::sim::{
     Drag, DragScript, PinSpec, ScenePreset, SceneSpec, SimParams, Solver, SolverKind, World,
 };
 
-/// The app's parameters for `solver` (its substeps of a frame, the app's tolerance) with
-/// self-collision on, and the substeps a frame.
-fn self_params(solver: SolverKind) -> (SimParams, u32) {
-    let s = config::step_settings(solver);
-    let params = SimParams {
-        dt: config::FRAME / s.substeps as f64,
+/// The app's parameters (its tolerance) with self-collision on; the step is a frame until
+/// [`steps`] splits it into the solver's steps on the built cloth.
+fn self_params() -> SimParams {
+    SimParams {
+        dt: config::FRAME,
         tolerance: config::TOLERANCE,
         self_collision: true,
         ..SimParams::default()
-    };
-    (params, s.substeps)
+    }
+}
+
+/// Splits a frame of `world` into `solver`'s steps on its cloth, as the app does; returns
+/// the steps a frame.
+fn steps(world: &mut World, solver: SolverKind) -> u32 {
+    config::set_frame_steps(world, solver, config::FRAME, None)
 }
 
 /// The app's scene with self-collision on, stepped by `solver` at the app's frame rate and
 /// the solver's substeps, with the scene's own drag (or `drags`).
 fn app_scene(scene: ScenePreset, n: usize, solver: SolverKind) -> (World, u32) {
-    let (params, substeps) = self_params(solver);
     let mut spec = SceneSpec::new(scene, n, n);
     spec.slack = config::slack(scene);
-    (spec.build(params).expect("valid scene"), substeps)
+    let mut world = spec.build(self_params()).expect("valid scene");
+    let substeps = steps(&mut world, solver);
+    (world, substeps)
 }
 
 /// Step `frames` frames; after every frame, assert no crossing and every strain within the
@@ -240,12 +245,13 @@ fn a_50_by_50_drape_does_not_cross_itself() {
 fn a_corner_thrown_through_the_sheet_at_10_m_s_does_not_tunnel() {
     for solver in [SolverKind::Newton, SolverKind::Strips] {
         let n = 20;
-        let (mut params, substeps) = self_params(solver);
+        let mut params = self_params();
         params.gravity = DVec3::ZERO;
         let mut spec = SceneSpec::new(ScenePreset::Hanging, n, n);
         spec.pins = PinSpec::Indices(vec![0, n - 1]);
         spec.perturb = 0.0;
         let mut world = spec.build(params).unwrap();
+        let substeps = steps(&mut world, solver);
         let corner = n * n - 1;
         let x = &world.cloth.particles.x;
         let centre = x.iter().copied().sum::<DVec3>() / x.len() as f64;
@@ -452,14 +458,13 @@ fn capstan_slide(ratio: f64, mu: f64, solver: SolverKind) -> f64 {
     let length = 1.2;
     let mut spec = SceneSpec::new(ScenePreset::Drape, w, h);
     spec.size = length;
-    let substeps = config::step_settings(solver).substeps;
     let params = SimParams {
-        dt: config::FRAME / substeps as f64,
         tolerance: config::TOLERANCE,
         friction: mu,
         ..SimParams::default()
     };
     let mut world = spec.build(params).unwrap();
+    let substeps = steps(&mut world, solver);
     let r = 0.1;
     let centre = DVec3::new(0.0, 1.0, 0.0);
     world.params.ball = Some(impulse_cloth::sim::Ball::still(centre, r));
@@ -841,12 +846,13 @@ fn self_contact_is_the_same_on_one_thread_and_two() {
 fn a_sheet_falling_flat_onto_a_layer_of_itself_does_not_tunnel() {
     for solver in [SolverKind::Newton, SolverKind::Strips] {
         let (w, h) = (12, 24);
-        let (mut params, substeps) = self_params(solver);
+        let mut params = self_params();
         params.gravity = DVec3::ZERO;
         let mut spec = SceneSpec::new(ScenePreset::Hanging, w, h);
         spec.pins = PinSpec::None;
         spec.perturb = 0.0;
         let mut world = spec.build(params).unwrap();
+        let substeps = steps(&mut world, solver);
         let s = world.cloth.topology.rest[0];
         // Row r of the lower half lies at z = r·s; the upper half folds back over it one
         // spacing up, the fold a vertical edge of rest length.
@@ -913,7 +919,7 @@ fn a_sheet_falling_flat_onto_a_layer_of_itself_does_not_tunnel() {
 /// upper one lies 6 mm over it, joined to it by the fold.
 fn layer_slide(solver: SolverKind, mu: f64) -> f64 {
     let (w, h) = (8, 24);
-    let (mut params, substeps) = self_params(solver);
+    let mut params = self_params();
     let tilt = 15f64.to_radians();
     params.gravity = DVec3::new(0.0, -tilt.cos(), tilt.sin()) * 9.81;
     params.friction = mu;
@@ -922,6 +928,7 @@ fn layer_slide(solver: SolverKind, mu: f64) -> f64 {
     spec.pins = PinSpec::Indices((0..half * w).collect());
     spec.perturb = 0.0;
     let mut world = spec.build(params).unwrap();
+    let substeps = steps(&mut world, solver);
     let s = world.cloth.topology.rest[0];
     // Lower rows at z = r·s on y = 0; the fold runs out from row half − 1 to row half by
     // d along z while rising the gap, and the upper rows run back from there.

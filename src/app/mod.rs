@@ -94,10 +94,10 @@ pub fn run(args: AppArgs) -> ExitCode {
             }
         }
     }
-    let dt = params.dt;
     let state = match SimState::new(scene, params, args.solver()) {
         Ok(mut s) => {
             s.solver_chosen = args.solver.is_some();
+            config::set_frame_steps(&mut s.world, s.kind, config::FRAME, None);
             s
         }
         Err(e) => {
@@ -114,6 +114,7 @@ pub fn run(args: AppArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     }
+    let dt = state.world.params.dt;
     let mut recorder = ui::Recorder::default();
     if let Some(p) = &args.record {
         recorder.start(p.clone(), 0);
@@ -161,13 +162,13 @@ pub fn run(args: AppArgs) -> ExitCode {
 
 /// The scene and parameters the app opens with: the shared default ([`crate::config`]) for
 /// what the flags leave out — the same as `impulse-cloth run` with the same scene, grid,
-/// solver and tolerance (unit-tested below).
+/// solver and tolerance (unit-tested below). The step is a whole frame until the cloth is
+/// built and [`config::set_frame_steps`] splits it into the solver's steps on it.
 pub fn launch_setup(args: &AppArgs) -> (SceneSpec, SimParams) {
-    let settings = config::step_settings(args.solver());
     let params = SimParams {
-        dt: config::FRAME / settings.substeps as f64,
+        dt: config::FRAME,
         tolerance: args.tolerance.unwrap_or(config::TOLERANCE),
-        max_iterations: settings.max_iterations,
+        max_iterations: config::iteration_cap(args.solver()),
         self_collision: args.self_collision.unwrap_or(config::SELF_COLLISION),
         tear_strength: args.tear_strength,
         ..SimParams::default()
@@ -280,8 +281,11 @@ mod tests {
                 args: AppArgs,
             }
             let argv = std::iter::once("impulse-cloth").chain(flags.iter().copied());
-            let (scene, params) = launch_setup(&A::parse_from(argv).args);
-            scene.build(params).unwrap()
+            let args = A::parse_from(argv).args;
+            let (scene, params) = launch_setup(&args);
+            let mut w = scene.build(params).unwrap();
+            config::set_frame_steps(&mut w, args.solver(), config::FRAME, None);
+            w
         };
         let run = |flags: &[&str]| build_world(&RunArgs::from_flags(flags).unwrap()).unwrap();
         let same = |a: &crate::sim::World, b: &crate::sim::World, what: &str| {

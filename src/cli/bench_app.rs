@@ -115,13 +115,10 @@ pub struct Options {
     pub substeps: Option<u32>,
 }
 
-/// The `run` flags of a row, drags aside.
+/// The `run` flags of a row, drags and the solver's own substeps aside (they follow the
+/// cloth: [`setup`] spells them out once it is built).
 pub fn row_flags(scene: ScenePreset, n: usize, cfg: &AppConfig, opts: &Options) -> Vec<String> {
-    let config::StepSettings {
-        substeps,
-        max_iterations: cap,
-    } = config::step_settings(cfg.solver);
-    let substeps = opts.substeps.unwrap_or(substeps);
+    let cap = config::iteration_cap(cfg.solver);
     let mut f: Vec<String> = [
         "--scene",
         scene.name(),
@@ -131,8 +128,6 @@ pub fn row_flags(scene: ScenePreset, n: usize, cfg: &AppConfig, opts: &Options) 
         cfg.solver.name(),
         "--dt",
         &FRAME.to_string(),
-        "--substeps",
-        &substeps.to_string(),
         "--max-iterations",
         &cap.to_string(),
         "--steps",
@@ -141,6 +136,9 @@ pub fn row_flags(scene: ScenePreset, n: usize, cfg: &AppConfig, opts: &Options) 
     .iter()
     .map(|s| s.to_string())
     .collect();
+    if let Some(k) = opts.substeps {
+        f.extend(["--substeps".into(), k.to_string()]);
+    }
     if let Some(t) = cfg.tolerance {
         f.extend(["--tolerance".into(), format!("{t:e}")]);
     }
@@ -263,9 +261,9 @@ pub fn scene_drag(scene: ScenePreset, world: &World, frames: u64, far: bool) -> 
     }
 }
 
-/// The complete flags of a row (drags included) and the run they describe, read back
-/// through `run`'s parser. The built-in drag needs the cloth's start positions, so the
-/// world is built once without it first.
+/// The complete flags of a row (drags and substeps included) and the run they describe,
+/// read back through `run`'s parser. The built-in drag needs the cloth's start positions
+/// and the solver's substeps its spacing, so the world is built once without them first.
 pub fn setup(
     scene: ScenePreset,
     n: usize,
@@ -274,8 +272,13 @@ pub fn setup(
 ) -> Result<(Vec<String>, RunArgs), String> {
     let mut flags = row_flags(scene, n, cfg, opts);
     let parse = |f: &[String]| RunArgs::from_flags(f).map_err(|e| e.to_string());
+    let first = parse(&flags)?;
+    let world = build_world(&first)?;
+    if opts.substeps.is_none() {
+        let k = first.frame_steps(&world);
+        flags.extend(["--substeps".into(), k.to_string()]);
+    }
     let drags = if opts.drags.is_empty() {
-        let world = build_world(&parse(&flags)?)?;
         vec![scene_drag(scene, &world, opts.frames, opts.far)]
     } else {
         opts.drags.clone()
@@ -411,6 +414,7 @@ pub fn measure(
     let mut script = DragScript::new(args.drag.clone(), world.cloth.len())
         .map_err(|e| format!("--drag: {e}"))?;
     let mut solver = args.solver().create();
+    let substeps = args.frame_steps(&world);
     let tolerance = world.params.tolerance;
     // In f64 ms: a `Duration` of a huge `--budget-ms` times the frames would overflow.
     let budget = budget_ms * args.steps as f64;
@@ -430,7 +434,7 @@ pub fn measure(
         let stats = match step_frame_observed(
             &mut world,
             solver.as_mut(),
-            args.substeps(),
+            substeps,
             &mut script,
             &mut count,
         ) {
@@ -956,11 +960,9 @@ pub fn main(args: BenchArgs) -> ExitCode {
                     Some(format!("{n}×{n} failed"))
                 }
             };
-            let config::StepSettings {
-                substeps,
-                max_iterations,
-            } = config::step_settings(cfg.solver);
-            let substeps = args.substeps.unwrap_or(substeps);
+            // `setup` spelled the row's substeps out.
+            let substeps = run_args.substeps.unwrap_or(1);
+            let max_iterations = run_args.max_iterations();
             rows.push(AppRow {
                 scene,
                 grid: if scene.is_mesh() { 0 } else { n },

@@ -193,16 +193,17 @@ impl RunArgs {
             .unwrap_or(config::solver(self.scene, self.mesh.is_some()))
     }
 
-    /// Substeps per step: `--substeps`, else the solver's ([`config::step_settings`]).
-    pub fn substeps(&self) -> u32 {
+    /// Substeps per step on `world`'s cloth: `--substeps`, else the solver's on it
+    /// ([`config::step_settings`]: the strips' follow the cloth's spacing).
+    pub fn frame_steps(&self, world: &World) -> u32 {
         self.substeps
-            .unwrap_or(config::step_settings(self.solver()).substeps)
+            .unwrap_or_else(|| config::step_settings(self.solver(), &world.cloth).substeps)
     }
 
-    /// Iteration cap: `--max-iterations`, else the solver's ([`config::step_settings`]).
+    /// Iteration cap: `--max-iterations`, else the solver's ([`config::iteration_cap`]).
     pub fn max_iterations(&self) -> u32 {
         self.max_iterations
-            .unwrap_or(config::step_settings(self.solver()).max_iterations)
+            .unwrap_or(config::iteration_cap(self.solver()))
     }
 
     /// Slack: `--slack`, else the scene's ([`config::slack`]).
@@ -551,8 +552,17 @@ fn check_flags(args: &RunArgs) -> Result<(), String> {
     if let Some(b) = args.ball {
         check_flag("--ball radius", &params::BALL_RADIUS, b.radius)?;
     }
-    // The step the solver takes is dt/substeps; report it with the values the user typed.
-    let substeps = args.substeps();
+    // The step the solver takes is dt/substeps; the solver's own substeps are known once
+    // the cloth is built (`build_world`).
+    if let Some(n) = args.substeps {
+        check_step(args, n)?;
+    }
+    Ok(())
+}
+
+/// Whether `--dt` over `substeps` steps is a valid step; the error gives the values the
+/// user typed.
+fn check_step(args: &RunArgs, substeps: u32) -> Result<(), String> {
     let h = args.dt / substeps as f64;
     if params::DT.reason(h).is_some() {
         let (lo, hi) = (params::shown(params::DT.min), params::shown(params::DT.max));
@@ -560,6 +570,15 @@ fn check_flags(args: &RunArgs) -> Result<(), String> {
             format!(
                 "--dt {}: the time step must be in [{lo}, {hi}] s",
                 params::shown(args.dt)
+            )
+        } else if args.substeps.is_none() {
+            format!(
+                "--dt {}: the {} solver takes {} steps a frame on this cloth, so each \
+                 would be {} s, but dt/substeps must be in [{lo}, {hi}] s (give --substeps)",
+                params::shown(args.dt),
+                args.solver(),
+                substeps,
+                params::shown(h)
             )
         } else {
             format!(
@@ -580,7 +599,8 @@ fn check_flags(args: &RunArgs) -> Result<(), String> {
 pub fn build_world(args: &RunArgs) -> Result<World, String> {
     check_flags(args)?;
     let mut params = SimParams {
-        dt: args.dt / args.substeps() as f64,
+        // A valid step until the cloth is built and its steps are known (set below).
+        dt: (args.dt / args.substeps.unwrap_or(1) as f64).clamp(params::DT.min, params::DT.max),
         gravity: args.gravity.0,
         tolerance: args.tolerance(),
         max_iterations: args.max_iterations(),
@@ -634,7 +654,7 @@ pub fn build_world(args: &RunArgs) -> Result<World, String> {
     if let Some(p) = args.perturb {
         spec.perturb = p;
     }
-    let world = spec.build(params).map_err(|e| match &e {
+    let mut world = spec.build(params).map_err(|e| match &e {
         // The drape preset's ball is sized from --size when no --ball was given.
         SimError::InvalidParameter { name, reason }
             if name.starts_with("ball") && args.ball.is_none() =>
@@ -655,6 +675,9 @@ pub fn build_world(args: &RunArgs) -> Result<World, String> {
         SimError::InvalidParameter { name, .. } if *name == "pin" => format!("--pin: {e}"),
         _ => e.to_string(),
     })?;
+    let substeps = args.frame_steps(&world);
+    check_step(args, substeps)?;
+    config::set_frame_steps(&mut world, args.solver(), args.dt, Some(substeps));
     for d in &args.drag {
         d.validate(world.cloth.len())
             .map_err(|e| format!("--drag {d}: {e}"))?;
@@ -741,6 +764,7 @@ pub fn simulate(
     let mut solver = args.solver().create();
     let mut drags = DragScript::new(run_drags(args, &world), world.cloth.len())
         .expect("build_world checked the drags");
+    let substeps = args.frame_steps(&world);
     let topo = &world.cloth.topology;
     let mut report = Report {
         solver: args.solver(),
@@ -748,8 +772,8 @@ pub fn simulate(
         grid: topo.grid.map(|g| [g.width, g.height]),
         mesh: mesh_name(args),
         triangles: topo.triangles.clone(),
-        dt: world.params.dt * args.substeps() as f64,
-        substeps: args.substeps(),
+        dt: world.params.dt * substeps as f64,
+        substeps,
         steps: 0,
         tolerance: world.params.tolerance,
         max_iterations: world.params.max_iterations,
@@ -832,14 +856,13 @@ pub fn simulate(
         if args.self_collision_from == Some(step) {
             world.params.self_collision = true;
         }
-        let stats: StepStats =
-            match step_frame(&mut world, solver.as_mut(), args.substeps(), &mut drags) {
-                Ok(s) => s,
-                Err(e) => {
-                    report.error = Some(e.to_string());
-                    break;
-                }
-            };
+        let stats: StepStats = match step_frame(&mut world, solver.as_mut(), substeps, &mut drags) {
+            Ok(s) => s,
+            Err(e) => {
+                report.error = Some(e.to_string());
+                break;
+            }
+        };
         times.push(stats.timings.total());
         iters.push(stats.position_iterations);
         report.max_strain = report.max_strain.max(stats.max_strain);

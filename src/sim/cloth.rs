@@ -274,6 +274,23 @@ impl Topology {
         self.rest.iter().copied().fold(0.0, f64::max)
     }
 
+    /// The median rest length, m: the cloth's spacing whatever its mesh (a grid's every
+    /// constraint has it; an irregular mesh's few long or short edges do not move it).
+    /// 0 for a cloth without constraints.
+    pub fn median_rest(&self) -> f64 {
+        let mut r: Vec<f64> = self
+            .rest
+            .iter()
+            .copied()
+            .filter(|l| l.is_finite())
+            .collect();
+        if r.is_empty() {
+            return 0.0;
+        }
+        let mid = r.len() / 2;
+        *r.select_nth_unstable_by(mid, f64::total_cmp).1
+    }
+
     /// Number of structural constraints.
     pub fn constraint_count(&self) -> usize {
         self.edges.len()

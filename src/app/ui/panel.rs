@@ -29,6 +29,10 @@ pub struct PanelState {
     show_overlay: bool,
     /// Steps per simulated frame (the fixed timestep is the frame time / substeps).
     pub substeps: u32,
+    /// Whether the user set the substeps: a new cloth then keeps them, where otherwise it
+    /// gets its solver's steps on it ([`crate::config::step_settings`]: the strips' follow
+    /// the spacing, so a finer grid takes more).
+    substeps_chosen: bool,
 }
 
 impl Default for PanelState {
@@ -38,11 +42,9 @@ impl Default for PanelState {
             grid_h: 30,
             show_help: false,
             show_overlay: true,
-            substeps: crate::config::step_settings(crate::config::solver(
-                crate::config::SCENE,
-                false,
-            ))
-            .substeps,
+            // The launch's cloth sets them at startup (`sync_panel`).
+            substeps: 1,
+            substeps_chosen: false,
         }
     }
 }
@@ -65,7 +67,8 @@ fn sync_panel(state: Res<SimState>, mut panel: ResMut<PanelState>) {
         panel.grid_w = g.width;
         panel.grid_h = g.height;
     }
-    panel.substeps = crate::config::step_settings(state.kind).substeps;
+    // The launch split the frame into the solver's steps on its cloth.
+    panel.substeps = crate::config::step_settings(state.kind, &state.world.cloth).substeps;
 }
 
 /// A slider that keeps a value it did not set: egui's default clamps the bound value to the
@@ -228,8 +231,8 @@ fn solver_section(
         );
 }
 
-/// Switch to `kind` with its step settings: its substeps at the current frame rate and its
-/// cap ([`crate::config::step_settings`]).
+/// Switch to `kind` with its step settings on the cloth: its substeps at the current frame
+/// rate and its cap ([`crate::config::step_settings`]).
 fn switch_solver(
     state: &mut SimState,
     panel: &mut PanelState,
@@ -237,11 +240,18 @@ fn switch_solver(
     kind: SolverKind,
 ) {
     state.set_solver(kind);
-    let settings = crate::config::step_settings(kind);
+    state.world.params.max_iterations = crate::config::iteration_cap(kind);
+    panel.substeps_chosen = false;
+    follow_steps(state, panel, fixed);
+}
+
+/// The solver's substeps on the cloth as it is now, at the current frame rate
+/// ([`crate::config::step_settings`]).
+fn follow_steps(state: &mut SimState, panel: &mut PanelState, fixed: &mut Time<Fixed>) {
+    let settings = crate::config::step_settings(state.kind, &state.world.cloth);
     let p = &mut state.world.params;
     let hz = (1.0 / (p.dt * panel.substeps as f64)).round();
     (panel.substeps, p.dt) = frame_step(hz, settings.substeps);
-    p.max_iterations = settings.max_iterations;
     fixed.set_timestep_seconds(p.dt);
 }
 
@@ -354,13 +364,19 @@ fn scene_section(
             };
         }
         match state.rebuild(scene) {
-            Ok(()) => {
-                if let Some(kind) = state.scene_solver() {
-                    switch_solver(state, panel, fixed, kind);
-                }
-            }
+            Ok(()) => rebuilt(state, panel, fixed),
             Err(e) => state.error = Some(e.to_string()),
         }
+    }
+}
+
+/// After a rebuild: the scene's own solver until the user picked one, and the solver's steps
+/// on the new cloth unless the user set the substeps (a finer grid, more strips steps).
+fn rebuilt(state: &mut SimState, panel: &mut PanelState, fixed: &mut Time<Fixed>) {
+    if let Some(kind) = state.scene_solver() {
+        switch_solver(state, panel, fixed, kind);
+    } else if !panel.substeps_chosen {
+        follow_steps(state, panel, fixed);
     }
 }
 
@@ -379,6 +395,9 @@ fn time_section(
     let b = ui
         .add(slider(&mut panel.substeps, 1..=50).text("substeps"))
         .on_hover_text("time step h = 1 / (rate × substeps): smaller steps stretch less per step");
+    if b.changed() {
+        panel.substeps_chosen = true;
+    }
     if a.changed() || b.changed() {
         (panel.substeps, p.dt) = frame_step(hz, panel.substeps);
         fixed.set_timestep_seconds(p.dt);
@@ -899,5 +918,57 @@ mod tests {
         }
         assert_eq!(frame_step(240.0, 50).0, 41);
         assert_eq!(frame_step(60.0, 50).0, 50);
+    }
+
+    /// A grid rebuilt finer takes the strips' steps on it, at the frame rate the user has,
+    /// and back on the coarser one; substeps the user set stay through a rebuild until a
+    /// solver is picked.
+    #[test]
+    fn a_rebuilt_cloth_takes_its_solvers_steps_unless_the_user_set_them() {
+        use crate::sim::{SceneSpec, SimParams};
+        let scene = |n| SceneSpec::new(crate::config::SCENE, n, n);
+        let params = SimParams {
+            dt: crate::config::FRAME,
+            ..SimParams::default()
+        };
+        let mut state = SimState::new(scene(30), params, SolverKind::Strips).unwrap();
+        crate::config::set_frame_steps(&mut state.world, state.kind, crate::config::FRAME, None);
+        let mut panel = PanelState {
+            substeps: 4,
+            ..PanelState::default()
+        };
+        let mut fixed = Time::<Fixed>::from_seconds(state.world.params.dt);
+        let frame =
+            |state: &SimState, panel: &PanelState| state.world.params.dt * panel.substeps as f64;
+        let want = |state: &SimState| {
+            crate::config::step_settings(state.kind, &state.world.cloth).substeps
+        };
+        for n in [50, 40, 30] {
+            state.rebuild(scene(n)).unwrap();
+            rebuilt(&mut state, &mut panel, &mut fixed);
+            assert_eq!(panel.substeps, want(&state), "{n}×{n}");
+            assert!((frame(&state, &panel) - crate::config::FRAME).abs() < 1e-12);
+            // Bevy keeps the timestep in whole nanoseconds.
+            assert!((fixed.timestep().as_secs_f64() - state.world.params.dt).abs() < 1e-9);
+        }
+        assert_eq!(panel.substeps, 4);
+        // At 120 Hz the frame rate stays and the steps follow the cloth.
+        (panel.substeps, state.world.params.dt) = frame_step(120.0, panel.substeps);
+        state.rebuild(scene(50)).unwrap();
+        rebuilt(&mut state, &mut panel, &mut fixed);
+        assert_eq!(panel.substeps, 7);
+        assert!((frame(&state, &panel) - 1.0 / 120.0).abs() < 1e-12);
+        // Substeps the user set stay on a rebuilt cloth.
+        panel.substeps_chosen = true;
+        (panel.substeps, state.world.params.dt) = frame_step(60.0, 3);
+        state.rebuild(scene(30)).unwrap();
+        rebuilt(&mut state, &mut panel, &mut fixed);
+        assert_eq!(panel.substeps, 3);
+        assert!((frame(&state, &panel) - crate::config::FRAME).abs() < 1e-12);
+        // Picking a solver takes its steps again.
+        switch_solver(&mut state, &mut panel, &mut fixed, SolverKind::Newton);
+        assert_eq!((panel.substeps, panel.substeps_chosen), (1, false));
+        switch_solver(&mut state, &mut panel, &mut fixed, SolverKind::Strips);
+        assert_eq!(panel.substeps, 4);
     }
 }
