@@ -148,10 +148,10 @@ pub fn set_frame_steps(
 /// finer cloth, so a step leaves its chains further from their rest lengths and the sweeps
 /// crawl longer, and a gather's candidates must cover more cells. Measured under the
 /// bench's drags (docs/numerics.md, "Steps a frame that follow the spacing"): at 50×50
-/// (2 cm) six, seven or eight steps take 0.45–0.7 of four's time on the hanging cloth, the
+/// (2 cm) six, seven or eight steps take 0.43–0.73 of four's time on the hanging cloth, the
 /// drape and the pile, with the slowest frames a third to a half; at 40×40 six beat four
-/// and five; at 30×30 three and five lose to four. A spacing that is not a positive length
-/// (no constraints) gets four.
+/// and five on three scenes of four; at 30×30 three and five lose to four. A spacing that
+/// is not a positive length (no constraints) gets four.
 pub fn strips_substeps(spacing: f64) -> u32 {
     if !(spacing.is_finite() && spacing > 0.0) {
         return 4;
