@@ -72,16 +72,6 @@ pub fn slack(scene: ScenePreset) -> f64 {
 /// which has none.
 pub const SELF_COLLISION: bool = true;
 
-/// How a solver steps a frame of [`FRAME`] s.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StepSettings {
-    /// Steps per frame (each of `FRAME / substeps` s).
-    pub substeps: u32,
-    /// Iteration cap per pass, 0 for none (the safety cap
-    /// [`crate::sim::SimParams::hard_cap`] still applies).
-    pub max_iterations: u32,
-}
-
 /// The spacing at which the strips' four steps a frame were measured, m: a 1 m cloth's
 /// 30×30 grid (3.4 cm).
 pub const STRIPS_SPACING: f64 = 1.0 / 29.0;
@@ -92,7 +82,7 @@ pub const STRIPS_SPACING: f64 = 1.0 / 29.0;
 /// that follow the spacing").
 pub const STRIPS_MAX_SUBSTEPS: u32 = 8;
 
-/// The step settings of `solver` on `cloth`, measured on the app's scenes with their drags
+/// The steps a frame of [`FRAME`] s `solver` takes on `cloth`, measured on the app's scenes with their drags
 /// beyond reach (30×30, 1e-4, ms per 1/60 s frame; docs/numerics.md, "One default
 /// configuration"): Newton takes a frame in one step (5.6 against 20.7 ms at ten: its cost
 /// per step hardly depends on h); strips take four at 30×30's spacing (with self-collision
@@ -102,39 +92,36 @@ pub const STRIPS_MAX_SUBSTEPS: u32 = 8;
 /// on the hanging cloth, 89.7 → 16.0 on the drape, 21.1 → 10.2 on the flag, but 3.0 → 8.4
 /// on the curtain), as do the iterative method (one step: 400 ms and 223 of 240 frames over
 /// the tolerance) and the two baselines (Verlet and the strain limits are explicit about
-/// stretch). No cap: the tolerance decides when a pass ends, and the panel says when the
-/// safety cap cut a pass short.
-pub fn step_settings(solver: SolverKind, cloth: &Cloth) -> StepSettings {
-    let substeps = match solver {
+/// stretch).
+pub fn substeps(solver: SolverKind, cloth: &Cloth) -> u32 {
+    match solver {
         SolverKind::Newton => 1,
         SolverKind::Strips => strips_substeps(cloth.topology.median_rest()),
         SolverKind::Sle | SolverKind::Iterative | SolverKind::Verlet | SolverKind::StrainLimit => {
             10
         }
-    };
-    StepSettings {
-        substeps,
-        max_iterations: iteration_cap(solver),
     }
 }
 
-/// The iteration cap per pass of `solver`: none for any (0; the tolerance decides).
+/// The iteration cap per pass of `solver`, 0 for none: no solver has one. The tolerance
+/// decides when a pass ends, the safety cap ([`crate::sim::SimParams::hard_cap`]) still
+/// applies, and the panel says when it cut a pass short.
 pub fn iteration_cap(_solver: SolverKind) -> u32 {
     0
 }
 
-/// Sets `world`'s step to a frame of `frame` s over `substeps` steps, or over the steps
-/// `solver` takes on its cloth ([`step_settings`]), and returns the steps: what the app at
+/// Sets `world`'s step to a frame of `frame` s over `given` steps, or over the steps
+/// `solver` takes on its cloth ([`substeps`]), and returns the steps: what the app at
 /// launch, `run` and `bench app` do once the cloth is built, since the strips' steps follow
 /// its spacing.
 pub fn set_frame_steps(
     world: &mut World,
     solver: SolverKind,
     frame: f64,
-    substeps: Option<u32>,
+    given: Option<u32>,
 ) -> u32 {
-    let n = substeps
-        .unwrap_or_else(|| step_settings(solver, &world.cloth).substeps)
+    let n = given
+        .unwrap_or_else(|| substeps(solver, &world.cloth))
         .max(1);
     world.params.dt = frame / n as f64;
     n
@@ -190,7 +177,7 @@ mod tests {
                         let c = crate::sim::SceneSpec::new(SCENE, 5, 5)
                             .build(crate::sim::SimParams::default())
                             .unwrap();
-                        step_settings(k, &c.cloth).substeps
+                        substeps(k, &c.cloth)
                     }
                 };
                 let h = FRAME / n as f64;
@@ -207,7 +194,7 @@ mod tests {
             let w = crate::sim::SceneSpec::new(SCENE, n, n)
                 .build(crate::sim::SimParams::default())
                 .unwrap();
-            step_settings(SolverKind::Strips, &w.cloth).substeps
+            substeps(SolverKind::Strips, &w.cloth)
         };
         assert_eq!(steps(GRID), 4);
         assert_eq!(steps(40), 6);

@@ -914,7 +914,7 @@ fn the_default_configuration_holds_its_tolerance_while_dragged_beyond_reach() {
         .unwrap();
     assert_eq!(
         r["substeps"],
-        impulse_cloth::config::step_settings(solver, &world.cloth).substeps
+        impulse_cloth::config::substeps(solver, &world.cloth)
     );
     let tol = r["tolerance"].as_f64().unwrap();
     assert_eq!(tol, 1e-4);

@@ -512,9 +512,9 @@ pub struct AppRow {
     pub tolerance: f64,
     /// Run at `run`'s defaults for its solver, as a baseline.
     pub baseline: bool,
-    /// Substeps per frame ([`config::step_settings`]).
+    /// Substeps per frame ([`config::substeps`]).
     pub substeps: u32,
-    /// Iteration cap per pass (0 = none; [`config::step_settings`]).
+    /// Iteration cap per pass (0 = none; [`config::iteration_cap`]).
     pub max_iterations: u32,
     /// Frames asked for.
     pub frames: u64,

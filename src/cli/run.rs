@@ -194,10 +194,10 @@ impl RunArgs {
     }
 
     /// Substeps per step on `world`'s cloth: `--substeps`, else the solver's on it
-    /// ([`config::step_settings`]: the strips' follow the cloth's spacing).
+    /// ([`config::substeps`]: the strips' follow the cloth's spacing).
     pub fn frame_steps(&self, world: &World) -> u32 {
         self.substeps
-            .unwrap_or_else(|| config::step_settings(self.solver(), &world.cloth).substeps)
+            .unwrap_or_else(|| config::substeps(self.solver(), &world.cloth))
     }
 
     /// Iteration cap: `--max-iterations`, else the solver's ([`config::iteration_cap`]).
@@ -676,7 +676,10 @@ pub fn build_world(args: &RunArgs) -> Result<World, String> {
         _ => e.to_string(),
     })?;
     let substeps = args.frame_steps(&world);
-    check_step(args, substeps)?;
+    if args.substeps.is_none() {
+        // `check_flags` checked the steps given; the solver's are known only now.
+        check_step(args, substeps)?;
+    }
     config::set_frame_steps(&mut world, args.solver(), args.dt, Some(substeps));
     for d in &args.drag {
         d.validate(world.cloth.len())

@@ -30,7 +30,7 @@ pub struct PanelState {
     /// Steps per simulated frame (the fixed timestep is the frame time / substeps).
     pub substeps: u32,
     /// Whether the user set the substeps: a new cloth then keeps them, where otherwise it
-    /// gets its solver's steps on it ([`crate::config::step_settings`]: the strips' follow
+    /// gets its solver's steps on it ([`crate::config::substeps`]: the strips' follow
     /// the spacing, so a finer grid takes more).
     substeps_chosen: bool,
 }
@@ -68,7 +68,7 @@ fn sync_panel(state: Res<SimState>, mut panel: ResMut<PanelState>) {
         panel.grid_h = g.height;
     }
     // The launch split the frame into the solver's steps on its cloth.
-    panel.substeps = crate::config::step_settings(state.kind, &state.world.cloth).substeps;
+    panel.substeps = crate::config::substeps(state.kind, &state.world.cloth);
 }
 
 /// A slider that keeps a value it did not set: egui's default clamps the bound value to the
@@ -194,7 +194,8 @@ fn controls(ui: &mut egui::Ui, state: &mut SimState, panel: &mut PanelState) {
 }
 
 /// The solver and its iteration settings. Switching solver also switches to its step
-/// settings ([`crate::config::step_settings`]: substeps at the current frame rate, cap), the
+/// settings ([`crate::config::substeps`] on the cloth at the current frame rate,
+/// [`crate::config::iteration_cap`]), the
 /// ones `run` and `bench app` use for it.
 fn solver_section(
     ui: &mut egui::Ui,
@@ -232,7 +233,7 @@ fn solver_section(
 }
 
 /// Switch to `kind` with its step settings on the cloth: its substeps at the current frame
-/// rate and its cap ([`crate::config::step_settings`]).
+/// rate ([`crate::config::substeps`]) and its cap ([`crate::config::iteration_cap`]).
 fn switch_solver(
     state: &mut SimState,
     panel: &mut PanelState,
@@ -246,12 +247,12 @@ fn switch_solver(
 }
 
 /// The solver's substeps on the cloth as it is now, at the current frame rate
-/// ([`crate::config::step_settings`]).
+/// ([`crate::config::substeps`]).
 fn follow_steps(state: &mut SimState, panel: &mut PanelState, fixed: &mut Time<Fixed>) {
-    let settings = crate::config::step_settings(state.kind, &state.world.cloth);
+    let steps = crate::config::substeps(state.kind, &state.world.cloth);
     let p = &mut state.world.params;
     let hz = (1.0 / (p.dt * panel.substeps as f64)).round();
-    (panel.substeps, p.dt) = frame_step(hz, settings.substeps);
+    (panel.substeps, p.dt) = frame_step(hz, steps);
     fixed.set_timestep_seconds(p.dt);
 }
 
@@ -940,9 +941,7 @@ mod tests {
         let mut fixed = Time::<Fixed>::from_seconds(state.world.params.dt);
         let frame =
             |state: &SimState, panel: &PanelState| state.world.params.dt * panel.substeps as f64;
-        let want = |state: &SimState| {
-            crate::config::step_settings(state.kind, &state.world.cloth).substeps
-        };
+        let want = |state: &SimState| crate::config::substeps(state.kind, &state.world.cloth);
         for n in [50, 40, 30] {
             state.rebuild(scene(n)).unwrap();
             rebuilt(&mut state, &mut panel, &mut fixed);
