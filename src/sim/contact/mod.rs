@@ -150,6 +150,15 @@ const GATHER_CHUNK: usize = 64;
 /// about twice the reach at 50×50 and 3.5 times at 30×30.
 pub const CULL_LEAST: f64 = 1.25;
 
+/// The margin a whole gather takes, as a multiple of the detection's reach: its candidates
+/// cover a motion that strays from the gather's sweep by (margin − 1)/2 of the reach. A
+/// wider margin keeps the list through more of a step's rounds, but every round tests the
+/// pairs it adds, and at the app's steps a frame the list rarely outlives its step. Under
+/// `bench app`'s drag, 1.6 against 2 took 6–21 % of self-contact off the 50×50 scenes and
+/// 10–15 % off the 30×30 drape and pile; 1.45 against 1.6 a few % more (results.md, "A
+/// narrower gather margin").
+pub const GATHER_MARGIN: f64 = 1.45;
+
 /// Candidate pairs a thread tests at a time (the rows' and the fail-safe's continuous
 /// tests).
 const TEST_CHUNK: usize = 512;
@@ -474,13 +483,13 @@ impl SelfContact {
     /// those of an earlier step where they still do (their start distances refreshed),
     /// else those of this step with the pairs around the few particles that strayed
     /// gathered afresh ([`SelfContact::gather_strayed`]), else gathered anew with a margin
-    /// of `reach` and as much again. A spare margin for
+    /// of [`GATHER_MARGIN`] × `reach`. A spare margin for
     /// the steps that follow (a quarter of the mean edge, kept while Newton took one step
     /// a frame) gathers less often but tests more candidates every round, and at four
     /// steps a frame it costs more than it saves: results.md, "The gather without a spare
     /// margin".
     fn ensure_candidates(&mut self, x1: &[DVec3], inv_mass: &[f64], reach: f64) {
-        let margin = 2.0 * reach.max(self.thickness_hint);
+        let margin = GATHER_MARGIN * reach.max(self.thickness_hint);
         if self.covers(x1, reach) || self.culled_still_apart(x1, reach) {
             if self.stale {
                 let x0 = &self.x0;
