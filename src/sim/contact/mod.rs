@@ -672,11 +672,9 @@ impl SelfContact {
         // The pairs of leaves of the surface's patches that may hold such a pair; a patch
         // that keeps its own features apart over the step by more than the detection's
         // reach is skipped whole ([`patches`]), and its particles' candidates then cover
-        // the motion with what it keeps.
-        let culling = (
-            margin.min(CULL_LEAST * self.thickness_hint),
-            margin.min(2.0 * self.thickness_hint),
-        );
+        // the motion with what it keeps, measured up to the margin: no particle's may
+        // exceed it.
+        let culling = (margin.min(CULL_LEAST * self.thickness_hint), margin);
         self.patches.refit(s, x0, x1, |t| tri_boxes[t]);
         let mut leaf_pairs = std::mem::take(&mut self.leaf_pairs);
         // Around a few particles, only the patches that hold one.
