@@ -182,44 +182,66 @@ fn prepare(
     sc.out.clear();
     sc.dirs.clear();
     sc.rhs.clear();
-    let mut violated = false;
-    for l in links {
-        let (a, b) = (l.a as usize, l.b as usize);
-        let moving = l.ka + l.kb > 0.0;
-        match target {
-            Target::Position { drift } => {
-                let d = (drift[b] + v[b] * h) - (drift[a] + v[a] * h);
-                let len2 = d.length_squared();
-                violated |= moving && l.band.exceeded(len2).is_some();
-                // Kept unnormalised with its squared length until a solve needs them.
-                sc.dirs.push(d);
-                sc.rhs.push(len2);
+    match target {
+        Target::Position { drift } => {
+            // The previewed position of a link's end, carried from one link to the next
+            // where they share it (a chain's links run end to end): the same sums as each
+            // link's own, bit for bit, half the loads.
+            let at = |i: u32| drift[i as usize] + v[i as usize] * h;
+            // Most chains of a sweep near convergence are within the tolerance: tested
+            // first with no stores, and only a chain that needs a solve builds its system.
+            let mut carry: Option<(u32, DVec3)> = None;
+            let mut violated = false;
+            for l in links {
+                let pa = match carry {
+                    Some((i, p)) if i == l.a => p,
+                    _ => at(l.a),
+                };
+                let pb = at(l.b);
+                carry = Some((l.b, pb));
+                let moving = l.ka + l.kb > 0.0;
+                if moving && l.band.exceeded((pb - pa).length_squared()).is_some() {
+                    violated = true;
+                    break;
+                }
             }
-            Target::Velocity => {
-                let rel = (v[b] - v[a]).dot(l.n);
+            if !violated {
+                return false;
+            }
+            let mut worst: f64 = 0.0;
+            let mut carry: Option<(u32, DVec3)> = None;
+            for l in links {
+                let pa = match carry {
+                    Some((i, p)) if i == l.a => p,
+                    _ => at(l.a),
+                };
+                let pb = at(l.b);
+                carry = Some((l.b, pb));
+                let d = pb - pa;
+                let len = d.length_squared().sqrt();
+                worst = worst.max((len - l.band.rest).abs() / l.band.rest);
+                sc.dirs.push(if !kernels::is_degenerate(len, l.band.rest) {
+                    d * (1.0 / len)
+                } else {
+                    DVec3::ZERO
+                });
+                sc.rhs.push(-(len - l.band.rest) / h);
+            }
+            sc.worst = worst;
+        }
+        Target::Velocity => {
+            let mut violated = false;
+            for l in links {
+                let rel = (v[l.b as usize] - v[l.a as usize]).dot(l.n);
                 let tol_v = kernels::velocity_tolerance(l.band.tol, l.band.rest, h);
-                violated |= moving && rel.abs() > tol_v;
+                violated |= l.ka + l.kb > 0.0 && rel.abs() > tol_v;
                 sc.dirs.push(l.n);
                 sc.rhs.push(-rel);
             }
+            if !violated {
+                return false;
+            }
         }
-    }
-    if !violated {
-        return false;
-    }
-    if let Target::Position { .. } = target {
-        let mut worst: f64 = 0.0;
-        for (l, (d, r)) in links.iter().zip(sc.dirs.iter_mut().zip(sc.rhs.iter_mut())) {
-            let len = r.sqrt();
-            worst = worst.max((len - l.band.rest).abs() / l.band.rest);
-            *d = if !kernels::is_degenerate(len, l.band.rest) {
-                *d * (1.0 / len)
-            } else {
-                DVec3::ZERO
-            };
-            *r = -(len - l.band.rest) / h;
-        }
-        sc.worst = worst;
     }
     // Tridiagonal A = J M⁻¹ Jᵀ of the chain: diagonal k_a + k_b, off-diagonal
     // −k_shared n_i·n_{i+1} (the shared particle is the second of i and the first of i+1).
