@@ -38,8 +38,9 @@ pub const GRID: usize = 30;
 /// drag, 19 against 36 over 240 frames (docs/numerics.md, "One default configuration"). So
 /// is the square, the grid read back from OBJ, whose chains are the grid's rows and
 /// columns: 7–9 ms a frame against Newton's 12–22 under its drag, with over-relaxed sweeps.
-/// A user's OBJ stays on Newton, the solver that holds on every mesh measured (the skirt's
-/// strips end steps over the tolerance).
+/// A user's OBJ stays on Newton, the solver ahead on every mesh measured but these two (on
+/// the skirt, strips take 89–98 ms a frame against Newton's 11; docs/results.md, "Friction
+/// that only a stretched cloth could hold").
 pub fn solver(scene: ScenePreset, mesh: bool) -> SolverKind {
     let strips =
         !mesh && (!scene.is_mesh() || matches!(scene, ScenePreset::FlagHole | ScenePreset::Square));

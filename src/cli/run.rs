@@ -413,6 +413,9 @@ pub struct WorkSummary {
     pub contact_rounds: u64,
     /// Steps whose contact rounds stopped after two passes in a row ran to their cap.
     pub contact_rounds_cut_steps: u64,
+    /// Steps where Newton's pass ended without the obstacles' friction, which only a
+    /// stretched cloth could have held (`newton::RUB_POLISH`).
+    pub unrubbed_steps: u64,
 }
 
 /// The JSON report of `run`.
@@ -881,6 +884,7 @@ pub fn simulate(
         report.work.polish_sweeps += u64::from(stats.polish_sweeps);
         report.work.contact_rounds += u64::from(stats.contact_rounds);
         report.work.contact_rounds_cut_steps += u64::from(stats.contact_rounds_cut);
+        report.work.unrubbed_steps += u64::from(stats.unrubbed);
         report.locked_particles = report.locked_particles.max(stats.locked_particles);
         let sc = &mut report.self_contact;
         sc.max_contacts = sc.max_contacts.max(stats.self_contacts);

@@ -163,6 +163,10 @@ pub struct StepStats {
     /// constraint) and a simpler one did it instead: Gauss–Seidel for the SLE, strips for
     /// Newton; the strain-limit solver skipped its impulses.
     pub fell_back: bool,
+    /// Newton's pass ended on its answer before the obstacles' friction: the strips
+    /// sweeps could not restore the distance constraints after it
+    /// ([`super::solver::newton::RUB_POLISH`]).
+    pub unrubbed: bool,
     /// Strain-limit solver (001): structural springs outside [a, b] after the step.
     pub limit_violations: u32,
     /// Strain-limit solver: largest relative distance of a spring beyond its limit.
@@ -375,6 +379,7 @@ impl StepStats {
         self.hard_capped |= later.hard_capped;
         self.velocity_capped |= later.velocity_capped;
         self.fell_back |= later.fell_back;
+        self.unrubbed |= later.unrubbed;
         self.symbolic_analysis |= later.symbolic_analysis;
         self.limit_violations = self.limit_violations.max(later.limit_violations);
         self.limit_excess = self.limit_excess.max(later.limit_excess);
@@ -417,6 +422,7 @@ impl StepStats {
             hard_capped: false,
             velocity_capped: false,
             fell_back: false,
+            unrubbed: false,
             limit_violations: 0,
             limit_excess: 0.0,
             constrained_particles: 0,

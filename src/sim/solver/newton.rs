@@ -161,6 +161,17 @@ const SELF_ROUNDS: u32 = 3;
 /// inside the solve").
 const FRICTION_ROUNDS: u32 = 4;
 
+/// Most strips sweeps that restore the distance constraints after the obstacle rows'
+/// friction moved particles in contact. Where the sweeps cannot within them — the skirt
+/// wrapped round the ball with its hem in the hand, pulled taut between the waist and the
+/// hand, where 002's linear rate crawls (the reason a stalled strips pass is handed to
+/// Newton, [`super::strips::POSITION_STALL`]) — the pass ends on Newton's own answer,
+/// within the tolerance, without that friction: static friction that only a stretched cloth
+/// could hold is not held. Before, such a step ran four polishes to the safety cap (80 000
+/// sweeps, 2–5 s) and ended 5–72 % stretched, and the next steps began from there
+/// (docs/results.md, "Friction that only a stretched cloth could hold").
+pub const RUB_POLISH: u32 = super::strips::POSITION_STALL;
+
 /// What a side row holds its particle to.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Side {
@@ -325,6 +336,8 @@ pub struct NewtonSolver {
     /// Per side row: the tangential velocity change its friction may still make in this
     /// pass (μ·k·|λ|/h in all, shared by the rounds of `FRICTION_ROUNDS`).
     friction_left: Vec<f64>,
+    /// The velocities of the pass's answer before friction ([`RUB_POLISH`]).
+    v_solved: Vec<DVec3>,
     pattern: BlockPattern,
     factor: Option<Factor>,
     values: Vec<f64>,
@@ -830,6 +843,25 @@ impl NewtonSolver {
         self.polish.finish_position_pass(ctx, false);
     }
 
+    /// [`NewtonSolver::finish_to_tolerance`] after friction, in at most [`RUB_POLISH`]
+    /// sweeps; whether the constraints are met.
+    fn finish_rubbed(&mut self, ctx: &mut StepCtx<'_>) -> bool {
+        let capped = ctx.params.with_cap(RUB_POLISH);
+        let selfs = ctx.selfs.is_some();
+        let mut inner = ctx.reborrow(&capped, selfs);
+        self.polish.finish_position_pass(&mut inner, false);
+        ctx.stats.converged
+    }
+
+    /// Back to the pass's answer before friction, whose largest strain was `worst`
+    /// ([`RUB_POLISH`]).
+    fn unrub(&mut self, ctx: &mut StepCtx<'_>, worst: f64) {
+        ctx.cloth.particles.v.clone_from(&self.v_solved);
+        ctx.stats.unrubbed = true;
+        ctx.stats
+            .set_position_outcome(worst, worst <= ctx.params.tolerance, false);
+    }
+
     /// Coulomb friction of the ball and ground rows, from their multipliers: a row that
     /// pushed its particle out by k·|λ| (a velocity change k·|λ|/h along its normal —
     /// gravity and the cloth's tension pressing it in) cuts the particle's tangential
@@ -1063,6 +1095,8 @@ impl Solver for NewtonSolver {
             p.v[q] += shift / h;
             self.last_shift[q] = shift;
         }
+        let solved = worst;
+        self.v_solved.clone_from(&ctx.cloth.particles.v);
         let rubbed = self.friction(ctx, true);
         let worst = if rubbed {
             iterative::preview_max_strain(ctx.cloth, ctx.accel, h)
@@ -1084,7 +1118,12 @@ impl Solver for NewtonSolver {
             return;
         }
         if !ctx.stats.converged || selfs_short {
-            self.finish_to_tolerance(ctx);
+            if !rubbed {
+                self.finish_to_tolerance(ctx);
+            } else if !self.finish_rubbed(ctx) {
+                self.unrub(ctx, solved);
+                return;
+            }
         }
         // The sweeps that restored the constraints after friction moved particles in
         // contact along the surface again: friction and sweeps alternate, a block
@@ -1096,7 +1135,10 @@ impl Solver for NewtonSolver {
             if worst <= tol {
                 break;
             }
-            self.finish_to_tolerance(ctx);
+            if !self.finish_rubbed(ctx) {
+                self.unrub(ctx, solved);
+                return;
+            }
         }
     }
 
