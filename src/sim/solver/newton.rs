@@ -843,23 +843,27 @@ impl NewtonSolver {
         self.polish.finish_position_pass(ctx, false);
     }
 
-    /// [`NewtonSolver::finish_to_tolerance`] after friction, in at most [`RUB_POLISH`]
-    /// sweeps; whether the constraints are met.
-    fn finish_rubbed(&mut self, ctx: &mut StepCtx<'_>) -> bool {
+    /// [`NewtonSolver::finish_to_tolerance`] after friction. Where the pass's answer
+    /// before friction (largest strain `solved`) met the tolerance, the sweeps get at most
+    /// [`RUB_POLISH`], and if they do not meet it the pass ends on that answer: returns
+    /// false then, true where the pass goes on. An answer over the tolerance is finished
+    /// as it would be without friction.
+    fn finish_rubbed(&mut self, ctx: &mut StepCtx<'_>, solved: f64) -> bool {
+        if solved > ctx.params.tolerance {
+            self.finish_to_tolerance(ctx);
+            return true;
+        }
         let capped = ctx.params.with_cap(RUB_POLISH);
         let selfs = ctx.selfs.is_some();
-        let mut inner = ctx.reborrow(&capped, selfs);
-        self.polish.finish_position_pass(&mut inner, false);
-        ctx.stats.converged
-    }
-
-    /// Back to the pass's answer before friction, whose largest strain was `worst`
-    /// ([`RUB_POLISH`]).
-    fn unrub(&mut self, ctx: &mut StepCtx<'_>, worst: f64) {
+        self.polish
+            .finish_position_pass(&mut ctx.reborrow(&capped, selfs), false);
+        if ctx.stats.converged {
+            return true;
+        }
         ctx.cloth.particles.v.clone_from(&self.v_solved);
         ctx.stats.unrubbed = true;
-        ctx.stats
-            .set_position_outcome(worst, worst <= ctx.params.tolerance, false);
+        ctx.stats.set_position_outcome(solved, true, false);
+        false
     }
 
     /// Coulomb friction of the ball and ground rows, from their multipliers: a row that
@@ -1120,8 +1124,7 @@ impl Solver for NewtonSolver {
         if !ctx.stats.converged || selfs_short {
             if !rubbed {
                 self.finish_to_tolerance(ctx);
-            } else if !self.finish_rubbed(ctx) {
-                self.unrub(ctx, solved);
+            } else if !self.finish_rubbed(ctx, solved) {
                 return;
             }
         }
@@ -1135,8 +1138,7 @@ impl Solver for NewtonSolver {
             if worst <= tol {
                 break;
             }
-            if !self.finish_rubbed(ctx) {
-                self.unrub(ctx, solved);
+            if !self.finish_rubbed(ctx, solved) {
                 return;
             }
         }
