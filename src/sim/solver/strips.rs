@@ -444,6 +444,9 @@ pub struct StripsSolver {
     halves: [HalfFamily; 2],
     /// The self-contact rows the position sweeps visit (`SelfRows::near`).
     active: Vec<u32>,
+    /// Each particle's clearance from the ball and the ground for the pass in progress
+    /// (`ContactSweep::clearances`).
+    clear: Vec<f64>,
     /// Solve the velocity constraints with sweeps alone, never with the exact solve
     /// ([`VELOCITY_STALL`]): 002's velocity pass, kept to check that the two agree
     /// (tests/agreement.rs).
@@ -635,6 +638,14 @@ impl StripsSolver {
         // contact is solved in the same Gauss–Seidel loop as the chains.
         let contacts = ctx.contacts();
         let mut contacts = (!velocity && !contacts.is_empty()).then_some(contacts);
+        // How far each preview may move before the ball or the ground can hold it: the
+        // particles whose velocities stay short of it are skipped by every visit of the
+        // pass (the drift is fixed while it runs), the same visits bit for bit.
+        let clear = contacts.map(|c| {
+            let drift = &self.drift;
+            c.clearances(|i| drift[i], drift.len(), &mut self.clear);
+            self.clear.as_slice()
+        });
         let cloth = &mut *ctx.cloth;
         let log = &mut cloth.impulses;
         let p = &mut cloth.particles;
@@ -727,7 +738,7 @@ impl StripsSolver {
                 if let Some(c) = &contacts {
                     let drift = &self.drift;
                     contact_any |=
-                        c.visit_with(|i| drift[i], v, inv_mass, active, self_friction) > 0;
+                        c.visit_with(|i| drift[i], v, inv_mass, active, self_friction, clear) > 0;
                 }
             }
             if measure {
@@ -744,7 +755,7 @@ impl StripsSolver {
             if quiet && let (Some(c), Some(_)) = (&contacts, &selfs) {
                 // Confirm with every row; one corrected makes a new active set.
                 let drift = &self.drift;
-                if c.visit_with(|i| drift[i], v, inv_mass, None, self_friction) > 0 {
+                if c.visit_with(|i| drift[i], v, inv_mass, None, self_friction, clear) > 0 {
                     active_stale = true;
                     continue;
                 }
