@@ -168,6 +168,20 @@ fn solve_chain_pair(
     }
 }
 
+/// A link's previewed `b − a` from `at` (a particle's previewed position), taking its first
+/// end's from `carry` where the link before it ended there, and leaving its second end's
+/// there for the next.
+#[inline(always)]
+fn link_delta(l: &StripLink, carry: &mut Option<(u32, DVec3)>, at: impl Fn(u32) -> DVec3) -> DVec3 {
+    let pa = match *carry {
+        Some((i, p)) if i == l.a => p,
+        _ => at(l.a),
+    };
+    let pb = at(l.b);
+    *carry = Some((l.b, pb));
+    pb - pa
+}
+
 /// Previewed (position pass) or relative-velocity (velocity pass) errors of a chain into
 /// `sc`: unit directions, right-hand sides and off-diagonals of its tridiagonal system.
 /// Returns whether any of its constraints is beyond the tolerance (if none, `sc` holds
@@ -190,17 +204,12 @@ fn prepare(
             let at = |i: u32| drift[i as usize] + v[i as usize] * h;
             // Most chains of a sweep near convergence are within the tolerance: tested
             // first with no stores, and only a chain that needs a solve builds its system.
-            let mut carry: Option<(u32, DVec3)> = None;
+            let mut carry = None;
             let mut violated = false;
             for l in links {
-                let pa = match carry {
-                    Some((i, p)) if i == l.a => p,
-                    _ => at(l.a),
-                };
-                let pb = at(l.b);
-                carry = Some((l.b, pb));
+                let d = link_delta(l, &mut carry, at);
                 let moving = l.ka + l.kb > 0.0;
-                if moving && l.band.exceeded((pb - pa).length_squared()).is_some() {
+                if moving && l.band.exceeded(d.length_squared()).is_some() {
                     violated = true;
                     break;
                 }
@@ -209,15 +218,9 @@ fn prepare(
                 return false;
             }
             let mut worst: f64 = 0.0;
-            let mut carry: Option<(u32, DVec3)> = None;
+            let mut carry = None;
             for l in links {
-                let pa = match carry {
-                    Some((i, p)) if i == l.a => p,
-                    _ => at(l.a),
-                };
-                let pb = at(l.b);
-                carry = Some((l.b, pb));
-                let d = pb - pa;
+                let d = link_delta(l, &mut carry, at);
                 let len = d.length_squared().sqrt();
                 worst = worst.max((len - l.band.rest).abs() / l.band.rest);
                 sc.dirs.push(if !kernels::is_degenerate(len, l.band.rest) {
