@@ -233,16 +233,18 @@ fn prepare(
             sc.worst = worst;
         }
         Target::Velocity => {
-            let mut violated = false;
-            for l in links {
-                let rel = (v[l.b as usize] - v[l.a as usize]).dot(l.n);
+            let rel = |l: &StripLink| (v[l.b as usize] - v[l.a as usize]).dot(l.n);
+            // As for positions: tested first, built only for a chain that needs a solve.
+            let violated = links.iter().any(|l| {
                 let tol_v = kernels::velocity_tolerance(l.band.tol, l.band.rest, h);
-                violated |= l.ka + l.kb > 0.0 && rel.abs() > tol_v;
-                sc.dirs.push(l.n);
-                sc.rhs.push(-rel);
-            }
+                l.ka + l.kb > 0.0 && rel(l).abs() > tol_v
+            });
             if !violated {
                 return false;
+            }
+            for l in links {
+                sc.dirs.push(l.n);
+                sc.rhs.push(-rel(l));
             }
         }
     }
