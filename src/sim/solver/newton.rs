@@ -336,7 +336,8 @@ pub struct NewtonSolver {
     /// Per side row: the tangential velocity change its friction may still make in this
     /// pass (μ·k·|λ|/h in all, shared by the rounds of `FRICTION_ROUNDS`).
     friction_left: Vec<f64>,
-    /// The velocities of the pass's answer before friction ([`RUB_POLISH`]).
+    /// The velocities of the pass's answer before friction ([`RUB_POLISH`]), kept by the
+    /// first round of friction where it changes one.
     v_solved: Vec<DVec3>,
     pattern: BlockPattern,
     factor: Option<Factor>,
@@ -911,6 +912,10 @@ impl NewtonSolver {
             let len = vt.length();
             let cut = left.min(len);
             if cut > 0.0 {
+                if first && !rubbed {
+                    // The answer before friction, for a pass that cannot restore it.
+                    self.v_solved.clone_from(&p.v);
+                }
                 p.v[i] -= vt * (cut / len);
                 *left -= cut;
                 rubbed = true;
@@ -1100,7 +1105,6 @@ impl Solver for NewtonSolver {
             self.last_shift[q] = shift;
         }
         let solved = worst;
-        self.v_solved.clone_from(&ctx.cloth.particles.v);
         let rubbed = self.friction(ctx, true);
         let worst = if rubbed {
             iterative::preview_max_strain(ctx.cloth, ctx.accel, h)
