@@ -697,7 +697,7 @@ impl World {
                         self.params.thickness,
                         self.params.tolerance,
                     );
-                    self.detect_self_contacts();
+                    self.detect_self_contacts(true);
                 } else {
                     self.selfc.clear();
                     // Nothing of self-contact holds the hand back any more.
@@ -737,6 +737,12 @@ impl World {
                 solver.position_pass(&mut ctx);
                 if solver.contact_model() == ContactModel::Impulse {
                     self.contact_rounds(solver, self_on);
+                }
+                if self_on {
+                    // Where the solve took the previews: the next step's first detection
+                    // gathers for it.
+                    self.fill_previews();
+                    self.selfc.solved(&self.preview, self.params.dt);
                 }
                 let stats = self.current.as_mut().expect("step in progress");
                 stats.self_contacts = self.selfc.rows.len() as u32;
@@ -1558,15 +1564,26 @@ impl World {
         moved
     }
 
-    /// Self-contact rows for the pairs the previews `drift + v·h` bring within reach
-    /// ([`contact::SelfContact::detect`]), timed into the step's statistics.
-    fn detect_self_contacts(&mut self) {
-        let t0 = Instant::now();
+    /// The previews `drift + v·h` of the particles' velocities, into `preview`.
+    fn fill_previews(&mut self) {
         let h = self.params.dt;
         let p = &self.cloth.particles;
         self.preview.clear();
         self.preview
             .extend((0..p.len()).map(|i| kernels::preview(p.x[i], p.v[i], self.accel[i], h)));
+    }
+
+    /// Self-contact rows for the pairs the previews `drift + v·h` bring within reach
+    /// ([`contact::SelfContact::detect`]), timed into the step's statistics. The step's
+    /// `first` detection, before any solve, gathers for the previews shifted by what the
+    /// last step's solve moved them ([`contact::forecast`]).
+    fn detect_self_contacts(&mut self, first: bool) {
+        let t0 = Instant::now();
+        self.fill_previews();
+        if first {
+            self.selfc.forecast(&mut self.preview, self.params.dt);
+        }
+        let p = &self.cloth.particles;
         self.selfc
             .detect(&self.preview, &p.inv_mass, self.params.thickness);
         let stats = self.current.as_mut().expect("step in progress");
@@ -1604,7 +1621,7 @@ impl World {
         }
         for _ in 0..MAX_CONTACT_ROUNDS {
             if self_on {
-                self.detect_self_contacts();
+                self.detect_self_contacts(false);
             }
             let mut ctx = self.ctx(self_on);
             if !ctx.has_contacts() {

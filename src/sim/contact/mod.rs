@@ -44,6 +44,7 @@
 
 pub mod bound;
 pub mod broad;
+pub mod forecast;
 pub mod narrow;
 pub mod patches;
 pub mod project;
@@ -315,6 +316,8 @@ pub struct SelfContact {
     /// Per component root: which side of a triangle's winding the other layer lies on
     /// (+1, −1, or 0 where unknown).
     side: Vec<f64>,
+    /// Where the solve took the last step's previews ([`forecast`]).
+    forecast: forecast::Forecast,
 }
 
 impl SelfContact {
@@ -376,8 +379,21 @@ impl SelfContact {
         self.lip_rows = false;
     }
 
+    /// Shift the free-flight previews of a step of `h` s, for the step's first detection,
+    /// by what the last step's solve moved them ([`forecast`]).
+    pub fn forecast(&mut self, previews: &mut [DVec3], h: f64) {
+        let most = forecast::FORECAST_MOST * DETECT_REACH * self.gap;
+        self.forecast.apply(previews, h, most);
+    }
+
+    /// The step's solved previews, for the next step's forecast ([`forecast`]).
+    pub fn solved(&mut self, previews: &[DVec3], h: f64) {
+        self.forecast.record(previews, h);
+    }
+
     /// Forget the rows (self-collision off).
     pub fn clear(&mut self) {
+        self.forecast.clear();
         self.lips_crossed.clear();
         self.rows.clear();
         self.zoned.clear();
@@ -661,6 +677,7 @@ impl SelfContact {
             .map(|e| merge(swept[e[0] as usize], swept[e[1] as usize]).inflate(inflate))
             .collect();
         let vert_boxes: Vec<Aabb> = swept.iter().map(|b| b.inflate(inflate)).collect();
+        let tri_grown: Vec<Aabb> = tri_boxes.iter().map(|b| b.inflate(inflate)).collect();
         if near.is_none() {
             self.mean_edge = s
                 .edges
@@ -744,9 +761,9 @@ impl SelfContact {
         // Vertices `vs` against triangles `ts`, each triangle's box made once.
         let vertices_triangles = |vs: &[u32], ts: &[u32], found: &mut Vec<Candidate>| {
             for &t in ts {
-                let bounds = tri_boxes[t as usize].inflate(inflate);
+                let bounds = &tri_grown[t as usize];
                 for &v in vs {
-                    vertex_triangle(v, t, &bounds, found);
+                    vertex_triangle(v, t, bounds, found);
                 }
             }
         };
@@ -768,14 +785,15 @@ impl SelfContact {
         // A leaf's elements whose boxes reach into the other leaf's box (grown): only
         // those can be near any of its elements. Two neighbouring leaves overlap along
         // their border, and most of their elements are not there.
-        let reaching =
-            |items: &[u32], boxes: &dyn Fn(u32) -> Aabb, other: &Aabb, into: &mut Vec<u32>| {
-                into.clear();
-                into.extend(items.iter().copied().filter(|&i| boxes(i).overlaps(other)));
-            };
-        let vert_box = |v: u32| vert_boxes[v as usize];
-        let edge_box = |e: u32| edge_boxes[e as usize];
-        let tri_box = |t: u32| tri_boxes[t as usize].inflate(inflate);
+        let reaching = |items: &[u32], boxes: &[Aabb], other: &Aabb, into: &mut Vec<u32>| {
+            into.clear();
+            into.extend(
+                items
+                    .iter()
+                    .copied()
+                    .filter(|&i| boxes[i as usize].overlaps(other)),
+            );
+        };
         gather_in_order(&leaf_pairs, out, |_, &[a, b], found, [vs, ts, ea, eb]| {
             let (a, b) = (a as usize, b as usize);
             if a == b {
@@ -792,15 +810,15 @@ impl SelfContact {
                     (a, b, &bounds[0], &bounds[1]),
                     (b, a, &bounds[1], &bounds[0]),
                 ] {
-                    reaching(patches.leaf_vertices(p), &vert_box, bq, vs);
+                    reaching(patches.leaf_vertices(p), &vert_boxes, bq, vs);
                     if vs.is_empty() {
                         continue;
                     }
-                    reaching(patches.leaf_triangles(q), &tri_box, bp, ts);
+                    reaching(patches.leaf_triangles(q), &tri_grown, bp, ts);
                     vertices_triangles(vs, ts, found);
                 }
-                reaching(patches.leaf_edges(a), &edge_box, &bounds[1], ea);
-                reaching(patches.leaf_edges(b), &edge_box, &bounds[0], eb);
+                reaching(patches.leaf_edges(a), &edge_boxes, &bounds[1], ea);
+                reaching(patches.leaf_edges(b), &edge_boxes, &bounds[0], eb);
                 for &e in ea.iter() {
                     for &f in eb.iter() {
                         edge_edge(e, f, found);

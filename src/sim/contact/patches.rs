@@ -688,6 +688,13 @@ impl Patches {
         if !na.disk || !nb.disk {
             return None;
         }
+        // The merged cone is at least as wide as the wider of the two (`Cone::merge`), so
+        // where that one already fails the cheap tests, the union does too: no merge (an
+        // arccosine and three sines) and no contour.
+        let (wider, h3) = (fa.cone.angle.max(fb.cone.angle), fa.h3.min(fb.h3));
+        if wider >= WIDEST || !at_least(h3 * wider.cos(), least) {
+            return None;
+        }
         let ca = &self.contour[na.c_first as usize..na.c_end as usize];
         let cb = &self.contour[nb.c_first as usize..nb.c_end as usize];
         let union = || {
@@ -696,14 +703,7 @@ impl Patches {
             (shared_edges > 0 && shared_vertices(ca, cb) == shared_edges + 1 && two_each(&contour))
                 .then_some(Cow::Owned(contour))
         };
-        kept_apart(
-            fa.cone.merge(fb.cone),
-            fa.h3.min(fb.h3),
-            union,
-            (x0, x1),
-            least,
-            most,
-        )
+        kept_apart(fa.cone.merge(fb.cone), h3, union, (x0, x1), least, most)
     }
 
     /// Which nodes hold a triangle with a particle `particles` marks: a pair of nodes
