@@ -1097,7 +1097,7 @@ fn a_step_the_fail_safe_would_take_whole_is_halved() {
 /// drags it (its corner pulled 2 m up and away, off the ball through its own layers) in
 /// the app's regime, strips at four steps a frame, which stays clean and within the
 /// tolerance every frame: without the forecast its steps took 1.58 whole gathers each,
-/// with it 0.92 (a step may keep the last step's list).
+/// with it 0.93 (a step may keep the last step's list).
 #[test]
 fn the_dragged_drapes_rounds_find_their_solve_within_the_first_gathers_margins() {
     let scene = ScenePreset::Drape;

@@ -1581,7 +1581,7 @@ impl World {
         let t0 = Instant::now();
         self.fill_previews();
         if first {
-            self.selfc.forecast(&mut self.preview, self.params.dt);
+            self.selfc.forecast(&self.preview, self.params.dt);
         }
         let p = &self.cloth.particles;
         self.selfc

@@ -233,6 +233,15 @@ impl Candidate {
     }
 }
 
+/// A candidate found within reach at a detection: when on its sweep, the gap its row
+/// keeps, and whether it was the forecast's sweep ([`forecast`]) that brought it there.
+#[derive(Debug, Clone, Copy)]
+struct Hit {
+    t: f64,
+    gap: f64,
+    forecast: bool,
+}
+
 /// Self-contact state of a world: the surface, the step's rows, and scratch.
 #[derive(Debug, Clone, Default)]
 pub struct SelfContact {
@@ -318,6 +327,8 @@ pub struct SelfContact {
     side: Vec<f64>,
     /// Where the solve took the last step's previews ([`forecast`]).
     forecast: forecast::Forecast,
+    /// The next detection is the step's first, and gathers for the forecast first.
+    forecast_first: bool,
 }
 
 impl SelfContact {
@@ -379,11 +390,12 @@ impl SelfContact {
         self.lip_rows = false;
     }
 
-    /// Shift the free-flight previews of a step of `h` s, for the step's first detection,
-    /// by what the last step's solve moved them ([`forecast`]).
-    pub fn forecast(&mut self, previews: &mut [DVec3], h: f64) {
+    /// The step's free-flight previews `free` of a step of `h` s, before its first
+    /// detection: its first gather is made for them moved by what the last step's solve
+    /// moved them ([`forecast`]).
+    pub fn forecast(&mut self, free: &[DVec3], h: f64) {
         let most = forecast::FORECAST_MOST * DETECT_REACH * self.gap;
-        self.forecast.apply(previews, h, most);
+        self.forecast_first = self.forecast.plan(free, h, most);
     }
 
     /// The step's solved previews, for the next step's forecast ([`forecast`]).
@@ -394,6 +406,7 @@ impl SelfContact {
     /// Forget the rows (self-collision off).
     pub fn clear(&mut self) {
         self.forecast.clear();
+        self.forecast_first = false;
         self.lips_crossed.clear();
         self.rows.clear();
         self.zoned.clear();
@@ -850,7 +863,13 @@ impl SelfContact {
         self.gap = gap;
         let reach = DETECT_REACH * gap;
         self.thickness_hint = reach;
-        self.ensure_candidates(x1, inv_mass, reach);
+        // The step's first detection gathers for the forecast previews ([`forecast`]) and
+        // makes rows for the pairs that the free flight `x1` or the forecast brings within
+        // reach: the solve's end lies near the forecast, and a forecast that misses (the
+        // hand stopped, an impact) still has the free flight's rows among its candidates.
+        let fc = std::mem::take(&mut self.forecast);
+        let alt = std::mem::take(&mut self.forecast_first).then(|| fc.target());
+        self.ensure_candidates(alt.unwrap_or(x1), inv_mass, reach);
         let ordering = self.ordering;
         if ordering {
             self.order_pressed_layers(gap);
@@ -863,7 +882,7 @@ impl SelfContact {
         // The tests run in parallel, each pair on its own; the rows are made in the
         // candidates' order, as a serial loop would.
         let this = &*self;
-        let found: Vec<(usize, Option<(f64, f64)>)> = (0..this.candidates.len())
+        let found: Vec<(usize, Option<Hit>)> = (0..this.candidates.len())
             .into_par_iter()
             .with_min_len(TEST_CHUNK)
             .map_init(Vec::new, |roots, ci| {
@@ -882,27 +901,37 @@ impl SelfContact {
                 } else {
                     (gap, reach)
                 };
-                if c.d0 > reach && c.d0 - this.motion_bound(&c, x1) > reach {
+                if c.d0 > reach
+                    && c.d0 - this.motion_bound(&c, x1) > reach
+                    && alt.is_none_or(|a| c.d0 - this.motion_bound(&c, a) > reach)
+                {
                     // Too far apart for the step's motion to bring them within reach.
                     return None;
                 }
                 let at = if c.d0 <= reach {
-                    Some(0.0)
+                    Some((0.0, false))
                 } else {
                     narrow::first_contact(c.kind, &this.swept(&c.p, x1), reach, roots)
+                        .map(|t| (t, false))
+                        .or_else(|| {
+                            alt.and_then(|a| {
+                                narrow::first_contact(c.kind, &this.swept(&c.p, a), reach, roots)
+                            })
+                            .map(|t| (t, true))
+                        })
                 };
-                at.map(|t| (ci, Some((t, gap))))
+                at.map(|(t, forecast)| (ci, Some(Hit { t, gap, forecast })))
             })
             .flatten()
             .collect();
         for (ci, hit) in found {
             let c = self.candidates[ci];
-            let Some((t, gap)) = hit else {
+            let Some(Hit { t, gap, forecast }) = hit else {
                 // Lips still on each other, or crossed: no row.
                 self.candidates[ci].rowed = true;
                 continue;
             };
-            let s = self.swept(&c.p, x1);
+            let s = self.swept(&c.p, if forecast { alt.unwrap_or(x1) } else { x1 });
             // Found once a step: a pair that needs no row is not tested again.
             self.keys.insert(c.key);
             self.candidates[ci].rowed = true;
@@ -920,6 +949,7 @@ impl SelfContact {
                 added += 1;
             }
         }
+        self.forecast = fc;
         added
     }
 
