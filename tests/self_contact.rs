@@ -210,6 +210,18 @@ fn zones_held_by_the_pole_or_pushed_apart_stretch_nothing_under_the_bench_drags(
     assert!(zones > 0, "the drape's fail-safe never acted");
 }
 
+/// `bench app`'s drag of the drape: its corner grabbed at 0.5 s and pulled 2 m up and
+/// away by 1 s, off the ball through its own layers, let go at 1.75 s.
+fn drape_bench_drag() -> Drag {
+    Drag {
+        particle: 0,
+        to: DVec3::new(-1.5, 2.614213562373095, -1.5),
+        start: 0.5,
+        arrive: 1.0,
+        release: Some(1.75),
+    }
+}
+
 /// The 50×50 drape's corner grabbed and pulled 2 m up and away (`bench app`'s drag): in the
 /// step the hand grabs it, the fail-safe holds 2 122 particles in a zone the hand carries,
 /// which neither 64 rings of growth nor the re-solve around it can bring the rest of the
@@ -217,13 +229,7 @@ fn zones_held_by_the_pole_or_pushed_apart_stretch_nothing_under_the_bench_drags(
 /// within the tolerance (before: at a strain of 0.93).
 #[test]
 fn a_zone_the_hand_carries_grows_rather_than_leave_the_50_by_50_drape_stretched() {
-    let drag = Drag {
-        particle: 0,
-        to: DVec3::new(-1.5, 2.614213562373095, -1.5),
-        start: 0.5,
-        arrive: 1.0,
-        release: Some(1.75),
-    };
+    let drag = drape_bench_drag();
     let (_, zones) = check_scene(ScenePreset::Drape, 50, SolverKind::Newton, 32, vec![drag]);
     assert!(zones > 0, "the drape's fail-safe never acted");
 }
@@ -1102,13 +1108,7 @@ fn a_step_the_fail_safe_would_take_whole_is_halved() {
 fn the_dragged_drapes_rounds_find_their_solve_within_the_first_gathers_margins() {
     let scene = ScenePreset::Drape;
     let (mut world, substeps) = app_scene(scene, 30, SolverKind::Strips);
-    let drag = Drag {
-        particle: 0,
-        to: DVec3::new(-1.5, 2.614213562373095, -1.5),
-        start: 0.5,
-        arrive: 1.0,
-        release: Some(1.75),
-    };
+    let drag = drape_bench_drag();
     let mut script = DragScript::new(vec![drag], world.cloth.len()).unwrap();
     let mut s = SolverKind::Strips.create();
     let tol = world.params.tolerance;
