@@ -637,6 +637,39 @@ fn skirt_hem(w: &World) -> usize {
         .expect("a hem")
 }
 
+/// Where the skirt's hem is pulled: out and up over its waist.
+const HEM_TO: DVec3 = DVec3::new(2.0, 1.3, 0.0);
+
+/// The skirt's hem grabbed at 0.5 s and pulled to [`HEM_TO`] by 1 s, let go at `release`.
+fn hem_pull(w: &World, release: Option<f64>) -> DragScript {
+    let drag = Drag {
+        particle: skirt_hem(w),
+        to: HEM_TO,
+        start: 0.5,
+        arrive: 1.0,
+        release,
+    };
+    DragScript::new(vec![drag], w.cloth.len()).unwrap()
+}
+
+/// One step of `w` under `script`: not capped, and every strain recomputed from positions
+/// within the tolerance (`at` names the step in a failure).
+fn step_within_tolerance(
+    w: &mut World,
+    script: &mut DragScript,
+    solver: &mut dyn impulse_cloth::sim::Solver,
+    at: &str,
+) -> impulse_cloth::sim::StepStats {
+    script.before_step(w).unwrap();
+    let s = w.step(solver).unwrap();
+    let strain = strain_from_positions(w);
+    assert!(
+        !s.capped && strain <= w.params.tolerance * (1.0 + 1e-9),
+        "{at}: strain {strain:e}, {s:?}"
+    );
+    s
+}
+
 /// The skirt's hem pulled out and up over its waist, where its ring of pins holds the cloth
 /// taut long before any pin's path length does: the hand stops where the cloth stops it,
 /// and no step ends outside the tolerance (recomputed from positions) or at its cap. With
@@ -651,26 +684,13 @@ fn the_skirts_hem_pulled_over_its_waist_stops_within_the_tolerance() {
     let pins = w.cloth.pinned_indices();
     let waist: Vec<DVec3> = pins.iter().map(|&i| w.cloth.particles.x[i]).collect();
     let hem = skirt_hem(&w);
-    let to = DVec3::new(2.0, 1.3, 0.0);
-    let drag = Drag {
-        particle: hem,
-        to,
-        start: 0.5,
-        arrive: 1.0,
-        release: None,
-    };
-    let mut script = DragScript::new(vec![drag], w.cloth.len()).unwrap();
+    let to = HEM_TO;
+    let mut script = hem_pull(&w, None);
     let mut solver = SolverKind::Newton.create();
     let mut yields = 0;
     for k in 0..90 {
-        script.before_step(&mut w).unwrap();
-        let s = w.step(solver.as_mut()).unwrap();
-        yields += s.hand_yields;
-        let strain = strain_from_positions(&w);
-        assert!(
-            !s.capped && strain <= w.params.tolerance * (1.0 + 1e-9),
-            "step {k}: strain {strain:e}, {s:?}"
-        );
+        let at = format!("step {k}");
+        yields += step_within_tolerance(&mut w, &mut script, solver.as_mut(), &at).hand_yields;
     }
     let x = &w.cloth.particles.x;
     for (&i, p) in pins.iter().zip(&waist) {
@@ -696,25 +716,12 @@ fn the_skirts_hem_pulled_with_strips_stays_within_the_tolerance() {
     let substeps = steps(&mut w, kind) as usize;
     let pins = w.cloth.pinned_indices();
     let waist: Vec<DVec3> = pins.iter().map(|&i| w.cloth.particles.x[i]).collect();
-    let hem = skirt_hem(&w);
-    let drag = Drag {
-        particle: hem,
-        to: DVec3::new(2.0, 1.3, 0.0),
-        start: 0.5,
-        arrive: 1.0,
-        release: Some(1.75),
-    };
-    let mut script = DragScript::new(vec![drag], w.cloth.len()).unwrap();
+    let mut script = hem_pull(&w, Some(1.75));
     let mut solver = kind.create();
     for frame in 0..80 {
         for _ in 0..substeps {
-            script.before_step(&mut w).unwrap();
-            let s = w.step(solver.as_mut()).unwrap();
-            let strain = strain_from_positions(&w);
-            assert!(
-                !s.capped && strain <= w.params.tolerance * (1.0 + 1e-9),
-                "frame {frame}: strain {strain:e}, {s:?}"
-            );
+            let at = format!("frame {frame}");
+            step_within_tolerance(&mut w, &mut script, solver.as_mut(), &at);
         }
     }
     let x = &w.cloth.particles.x;
