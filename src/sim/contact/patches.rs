@@ -697,6 +697,12 @@ impl Patches {
         }
         let ca = &self.contour[na.c_first as usize..na.c_end as usize];
         let cb = &self.contour[nb.c_first as usize..nb.c_end as usize];
+        // Two nodes that share no edge form no disk: told by one walk of their sorted
+        // contours, before the cones are merged and the union's contour built (most pairs
+        // of overlapping boxes a traversal meets are not neighbours).
+        if !share_an_edge(ca, cb) {
+            return None;
+        }
         let union = || {
             let (contour, shared_edges) = symmetric_difference(ca, cb);
             // One path in common: the union's Euler characteristic is 1 + 1 − 1.
@@ -902,15 +908,17 @@ impl Walk<'_> {
         }
     }
 
-    /// The pairs across nodes `a` and `b`, siblings: pairs of nodes whose grown boxes
-    /// overlap, split down to the leaves, the larger first, unless they join into one
-    /// the guard passes.
+    /// The pairs across nodes `a` and `b`, siblings whose parent its guard did not cull:
+    /// pairs of nodes whose grown boxes overlap, split down to the leaves, the larger
+    /// first, unless they join into one the guard passes. The two siblings' own union is
+    /// their parent, with the same cone, altitudes and contour, so it is not tried again.
     fn across(&self, a: u32, b: u32, found: &mut Found<'_>, pairs: &mut Vec<[u32; 2]>) {
         let p = self.patches;
         let (x0, x1, inflate) = (self.x0, self.x1, self.inflate);
         pairs.clear();
         pairs.push([a, b]);
         while let Some([q, r]) = pairs.pop() {
+            let siblings = [q, r] == [a, b];
             if !self.visits(q) && !self.visits(r) {
                 continue;
             }
@@ -921,7 +929,10 @@ impl Walk<'_> {
             }
             // Two patches that join into one the guard passes: none of their pairs
             // across (Volino and Magnenat-Thalmann's adjacency test).
-            if let Some(g) = p.union_guard(q as usize, r as usize, x0, x1, self.least, self.most) {
+            if !siblings
+                && let Some(g) =
+                    p.union_guard(q as usize, r as usize, x0, x1, self.least, self.most)
+            {
                 found.culled.push(([q, r], g));
                 continue;
             }
@@ -1067,6 +1078,19 @@ fn kept_apart<'a>(
     let apart = contour_apart(&contour()?, cone.axis, x0, x1, most)?;
     let g = altitude.min(apart).min(most);
     (g >= least).then_some(g)
+}
+
+/// Whether the sorted contours `a` and `b` have an edge in common.
+fn share_an_edge(a: &[[u32; 2]], b: &[[u32; 2]]) -> bool {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => return true,
+        }
+    }
+    false
 }
 
 /// How many vertices the contours `a` and `b` share.
