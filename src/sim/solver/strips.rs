@@ -381,13 +381,19 @@ fn record(log: &mut Option<Vec<f64>>, links: &[StripLink], out: &[(u32, DVec3)],
 
 /// Families with fewer constraints than this are solved on the calling thread; larger
 /// ones in two halves, one a thread (`HalfFamily`). Chains of one family share no
-/// particle, so both paths give identical results. Measured with the step's phases on a
-/// pool thread ([`crate::sim::World::run_phase`]), `run --threads 2` with a drag,
-/// interleaved, three runs each: 30×30 (rows of 870 links) 1.98–2.30 s → 1.77–1.86 s with
-/// 512 (256: 1.72–1.89); 50×50 9.66–9.73 s → 8.00–8.31 s with 512, 7.88–9.10 s with 1 024.
-/// Before the halves, a rayon iterator over the chains, each collecting its changes in a
-/// vector of its own, made the 50×50 step slower from 1 024 (61 → 71 ms).
-pub const PAR_MIN_FAMILY: usize = 512;
+/// particle, so both paths give identical results.
+///
+/// Why 4 096 (a grid of 65×65 and more). A family's half takes tens of microseconds at
+/// 30×30 to 50×50 once each chain tests its strains before it builds its system, about
+/// what the join's wake-up of the pool's other thread costs on this 2-core VM: with 512,
+/// the 50×50 frames beside self-contact were slower on two threads than on one (0.74–0.83×
+/// under the bench's drags). `bench app --grids 50 --steps 120 --only "strips 1e-4"`, two
+/// threads, 512 against one thread's sweeps, A B B A, ms a frame: hanging 85.1, 74.5 →
+/// 76.6, 73.6; pile 107.3, 113.0 → 102.3, 108.7; drape 138.4, 129.4 → 126.7, 123.6; at
+/// 30×30 the same within the noise. At 100×100 (9 900 links a family, no self-collision,
+/// a drag) the halves still pay: 826, 914 against 951, 1 066 ms a frame
+/// (docs/results.md, "The strips' halves only where they pay").
+pub const PAR_MIN_FAMILY: usize = 4_096;
 
 /// Chains of a family solved together — the whole family, or one half of it on its own
 /// thread ([`PAR_MIN_FAMILY`]): their changes one after the other in `out`, and where each
@@ -697,8 +703,9 @@ impl StripsSolver {
                 let size: usize = spans.iter().map(|r| r.len()).sum();
                 // Chains of a family share no particle, so each reads the velocities it
                 // would have read had the chains before it been applied first: solved two
-                // at a time, and from 512 links in two halves on two threads, their changes
-                // applied afterwards in chain order give the one-by-one result, bit for bit.
+                // at a time, and from [`PAR_MIN_FAMILY`] links in two halves on two
+                // threads, their changes applied afterwards in chain order give the
+                // one-by-one result, bit for bit.
                 let (first, second) = if size >= PAR_MIN_FAMILY && rayon::current_num_threads() > 1
                 {
                     let mut acc = 0;
