@@ -133,6 +133,18 @@ fn json_report_matches_scene_and_physics() {
     );
     assert_eq!(r["final_positions"], frames.last().unwrap()["positions"]);
     assert_eq!(std::fs::read_dir(&obj).unwrap().count(), 13);
+    // The phases' means add up to the step's: each step's total is the sum of its phases.
+    let phases = &r["phase_ms"];
+    let sum: f64 = ["forces", "collision", "position", "integration", "velocity"]
+        .iter()
+        .map(|k| phases[k].as_f64().unwrap_or(-1.0))
+        .inspect(|&ms| assert!(ms >= 0.0, "phase_ms: {phases}"))
+        .sum();
+    let mean = r["ms_per_step"]["mean"].as_f64().unwrap();
+    assert!(
+        (sum - mean).abs() <= 1e-6 * mean.max(1e-3),
+        "phases {sum} ms against a step's {mean} ms"
+    );
 }
 
 #[test]

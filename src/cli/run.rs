@@ -17,8 +17,8 @@ use crate::sim::mesh::ConstraintChoice;
 use crate::sim::params;
 use crate::sim::scene::MeshSource;
 use crate::sim::{
-    Ball, Drag, DragScript, PinSpec, ScenePreset, SceneSpec, SimError, SimParams, SolverKind,
-    StepStats, World,
+    Ball, Drag, DragScript, PhaseTimings, PinSpec, ScenePreset, SceneSpec, SimError, SimParams,
+    SolverKind, StepStats, World,
 };
 
 /// Flags of `run`.
@@ -262,6 +262,40 @@ impl TimeSummary {
     }
 }
 
+/// Mean wall time of each phase of a step, ms: where a step's time goes. Self-contact
+/// ([`SelfContactSummary::ms_per_step`]) is part of `collision` (a step's first detection)
+/// and `position` (the contact rounds' detections and the fail-safe).
+#[derive(Debug, Clone, Copy, Serialize, Default)]
+pub struct PhaseMs {
+    /// Forces: the hand, gravity, wind, springs.
+    pub forces: f64,
+    /// Collision: the ball's motion and the step's first self-contact detection.
+    pub collision: f64,
+    /// Position pass, with its contact rounds and the fail-safe.
+    pub position: f64,
+    /// Integration of the positions.
+    pub integration: f64,
+    /// Velocity pass.
+    pub velocity: f64,
+}
+
+impl PhaseMs {
+    /// The means of `timings`.
+    pub fn of(timings: &[PhaseTimings]) -> PhaseMs {
+        let n = timings.len().max(1) as f64;
+        let mean = |f: fn(&PhaseTimings) -> Duration| {
+            timings.iter().map(|t| f(t).as_secs_f64()).sum::<f64>() * 1e3 / n
+        };
+        PhaseMs {
+            forces: mean(|t| t.forces),
+            collision: mean(|t| t.collision),
+            position: mean(|t| t.position),
+            integration: mean(|t| t.integration),
+            velocity: mean(|t| t.velocity),
+        }
+    }
+}
+
 /// Iteration summary.
 #[derive(Debug, Clone, Copy, Serialize, Default)]
 pub struct IterSummary {
@@ -460,6 +494,8 @@ pub struct Report {
     pub triangles: Vec<[u32; 3]>,
     /// Per-step wall time, ms.
     pub ms_per_step: TimeSummary,
+    /// Per-step wall time of each phase, ms, mean.
+    pub phase_ms: PhaseMs,
     /// Position-pass iterations.
     pub iterations: IterSummary,
     /// Largest |d−L|/L over the structural constraints after any step.
@@ -792,6 +828,7 @@ pub fn simulate(
         edges: topo.edges.clone(),
         rest_lengths: topo.rest.clone(),
         ms_per_step: TimeSummary::default(),
+        phase_ms: PhaseMs::default(),
         iterations: IterSummary::default(),
         max_strain: 0.0,
         capped_steps: 0,
@@ -856,6 +893,7 @@ pub fn simulate(
         record(&world, &mut report);
     }
     let mut times = Vec::with_capacity(args.steps.min(1 << 16) as usize);
+    let mut phases = Vec::with_capacity(args.steps.min(1 << 16) as usize);
     let mut self_ms = 0.0;
     let mut iters: Vec<u32> = Vec::with_capacity(args.steps.min(1 << 16) as usize);
     for step in 0..args.steps {
@@ -870,6 +908,7 @@ pub fn simulate(
             }
         };
         times.push(stats.timings.total());
+        phases.push(stats.timings);
         iters.push(stats.position_iterations);
         report.max_strain = report.max_strain.max(stats.max_strain);
         if let Some(l) = &mut report.strain_limit {
@@ -928,6 +967,7 @@ pub fn simulate(
         l.outside_fraction = outside as f64 / samples as f64;
     }
     report.ms_per_step = TimeSummary::of(&times);
+    report.phase_ms = PhaseMs::of(&phases);
     report.self_contact.ms_per_step = self_ms / report.steps.max(1) as f64;
     report.iterations = IterSummary {
         mean: iters.iter().map(|&i| i as f64).sum::<f64>() / iters.len().max(1) as f64,
