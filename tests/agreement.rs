@@ -73,8 +73,9 @@ fn newton_agrees_with_sle_and_gauss_seidel() {
 #[test]
 fn deterministic_across_thread_counts() {
     // 100×100 so that each colour class (≈ 4950 constraints) is above the size from which the
-    // sweep runs in parallel; strips run their chains in parallel at any size.
+    // sweep runs in parallel, and each strips family (9 900 links) is solved in two halves.
     const { assert!(100 * 99 / 2 >= impulse_cloth::sim::solver::iterative::PAR_MIN_CONSTRAINTS) };
+    const { assert!(100 * 99 >= impulse_cloth::sim::solver::strips::PAR_MIN_FAMILY) };
     let run_with = |threads: usize, kind: SolverKind| {
         on_threads(threads, || {
             let mut p = params(1e-3);
