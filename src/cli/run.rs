@@ -263,7 +263,7 @@ impl TimeSummary {
 }
 
 /// Mean wall time of each phase of a step, ms: where a step's time goes. Self-contact
-/// ([`SelfContactSummary::ms_per_step`]) is part of `collision` (a step's first detection)
+/// ([`SelfSummary::ms_per_step`]) is part of `collision` (a step's first detection)
 /// and `position` (the contact rounds' detections and the fail-safe).
 #[derive(Debug, Clone, Copy, Serialize, Default)]
 pub struct PhaseMs {
