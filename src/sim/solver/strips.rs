@@ -391,7 +391,7 @@ fn record(log: &mut Option<Vec<f64>>, links: &[StripLink], out: &[(u32, DVec3)],
 /// threads, 512 against one thread's sweeps, A B B A, ms a frame: hanging 85.1, 74.5 →
 /// 76.6, 73.6; pile 107.3, 113.0 → 102.3, 108.7; drape 138.4, 129.4 → 126.7, 123.6; at
 /// 30×30 the same within the noise. At 100×100 (9 900 links a family, no self-collision,
-/// a drag) the halves still pay: 826, 914 against 951, 1 066 ms a frame
+/// a drag, `run --steps 40`) the halves still pay: 826, 914 against 951, 1 066 ms a step
 /// (docs/results.md, "The strips' halves only where they pay").
 pub const PAR_MIN_FAMILY: usize = 4_096;
 
