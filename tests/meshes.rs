@@ -684,7 +684,6 @@ fn the_skirts_hem_pulled_over_its_waist_stops_within_the_tolerance() {
     let pins = w.cloth.pinned_indices();
     let waist: Vec<DVec3> = pins.iter().map(|&i| w.cloth.particles.x[i]).collect();
     let hem = skirt_hem(&w);
-    let to = HEM_TO;
     let mut script = hem_pull(&w, None);
     let mut solver = SolverKind::Newton.create();
     let mut yields = 0;
@@ -698,7 +697,7 @@ fn the_skirts_hem_pulled_over_its_waist_stops_within_the_tolerance() {
     }
     // It followed the hand out and up to about the waist's height, and stopped short.
     assert!(x[hem].x > 0.9 && x[hem].y > 1.0, "the hem at {}", x[hem]);
-    assert!(x[hem].distance(to) > 0.5, "the hem reached {}", x[hem]);
+    assert!(x[hem].distance(HEM_TO) > 0.5, "the hem reached {}", x[hem]);
     assert!(yields <= 1, "the hand was taken back {yields} times");
 }
 

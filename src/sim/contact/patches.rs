@@ -705,8 +705,9 @@ impl Patches {
         }
         let union = || {
             let (contour, shared_edges) = symmetric_difference(ca, cb);
-            // One path in common: the union's Euler characteristic is 1 + 1 − 1.
-            (shared_edges > 0 && shared_vertices(ca, cb) == shared_edges + 1 && two_each(&contour))
+            // One path in common (they share an edge, above): the union's Euler
+            // characteristic is 1 + 1 − 1.
+            (shared_vertices(ca, cb) == shared_edges + 1 && two_each(&contour))
                 .then_some(Cow::Owned(contour))
         };
         kept_apart(fa.cone.merge(fb.cone), h3, union, (x0, x1), least, most)
